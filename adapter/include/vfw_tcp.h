@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vfw_tcp.h - the adapter's offloaded TCP/IPv4 stack (the "TOE").
+ *
+ * This is the contract between the TCP offload (tcp*.c) and the iWARP
+ * layers above it (MPA/DDP/RDMAP). The stack owns Ethernet framing, ARP and
+ * IPv4 for its own addresses; it never touches guest memory. Everything it
+ * needs from the outside comes through struct vfw_tcp_env, so it runs
+ * natively in tests, benchmarks and the fuzzer, and inside the QEMU device.
+ *
+ * Single-threaded: every call, and every callback, happens on the caller's
+ * thread. Callbacks may call back into the stack (send, close), but must not
+ * destroy the stack from inside a callback.
+ *
+ * Record semantics (for MPA FPDU alignment, RFC 5044 sec. 8): the iWARP layer
+ * hands whole FPDUs with vfw_tcp_send_record(). A record is at most
+ * vfw_tcp_mss() bytes, is accepted whole or not at all, and starts a new TCP
+ * segment, so that on first transmission every segment carries exactly one
+ * FPDU. Retransmissions may coalesce, which RFC 5044 allows.
+ */
+#ifndef VFW_TCP_H
+#define VFW_TCP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vfw_tcp_stack;
+struct vfw_tcp_conn;
+
+/* Where the stack meets the world. All function pointers are required. */
+struct vfw_tcp_env {
+    void *opaque;
+    /* Emit one Ethernet frame (no FCS). The stack keeps ownership of buf. */
+    void (*frame_out)(void *opaque, const uint8_t *frame, size_t len);
+    /* Monotonic clock in nanoseconds (simulated time in tests). */
+    uint64_t (*now_ns)(void *opaque);
+};
+
+struct vfw_tcp_config {
+    uint8_t  mac[6];
+    uint32_t ip;          /* IPv4, host byte order */
+    uint16_t mtu;         /* IP MTU, e.g. 1500; MSS derives from it */
+    uint32_t rcv_buf;     /* per-connection receive window in bytes */
+    uint32_t snd_buf;     /* per-connection send buffer in bytes */
+    uint32_t max_conns;   /* hard bound on live connections */
+};
+
+/* Per-connection upcalls. `user` is the pointer given at connect/accept. */
+struct vfw_tcp_cb {
+    /* Active open finished (established) or failed (err < 0, -errno). */
+    void (*connected)(struct vfw_tcp_conn *c, int err, void *user);
+    /*
+     * In-order bytes arrived. Return how many were consumed (0..len); bytes
+     * not consumed stay queued and are offered again, with more, on the next
+     * delivery or after vfw_tcp_recv_resume(). Consumed bytes reopen the
+     * receive window.
+     */
+    size_t (*recv)(struct vfw_tcp_conn *c, const uint8_t *data, size_t len,
+                   void *user);
+    /* Send space opened after a vfw_tcp_send_record() returned -EAGAIN. */
+    void (*writable)(struct vfw_tcp_conn *c, void *user);
+    /* The connection is over: peer FIN after our close, or failure
+     * (err < 0: -ECONNRESET, -ETIMEDOUT, -ECONNREFUSED). A peer FIN while we
+     * are still open is reported with err 0 too; the callee then calls
+     * vfw_tcp_close() or vfw_tcp_abort(). After a failure the conn is invalid
+     * once the upcall returns: drop every pointer to it. */
+    void (*closed)(struct vfw_tcp_conn *c, int err, void *user);
+};
+
+/* A listener's accept upcall: return the callbacks and user pointer to use
+ * for the new connection, or NULL to refuse (RST). */
+typedef const struct vfw_tcp_cb *(*vfw_tcp_accept_fn)(
+    struct vfw_tcp_conn *c, void *listen_user, void **conn_user);
+
+struct vfw_tcp_stack *vfw_tcp_stack_new(const struct vfw_tcp_env *env,
+                                        const struct vfw_tcp_config *cfg);
+void vfw_tcp_stack_free(struct vfw_tcp_stack *s);
+
+/* Feed one received Ethernet frame (any kind; non-matching ones ignored). */
+void vfw_tcp_input(struct vfw_tcp_stack *s, const uint8_t *frame, size_t len);
+/* Drive timers (retransmission, delayed ACK, TIME_WAIT). Call at least every
+ * vfw_tcp_next_timer_ns() or on a fixed tick. */
+void vfw_tcp_poll(struct vfw_tcp_stack *s);
+/* Absolute time of the next timer event, or UINT64_MAX if none. */
+uint64_t vfw_tcp_next_timer_ns(const struct vfw_tcp_stack *s);
+
+int vfw_tcp_listen(struct vfw_tcp_stack *s, uint16_t port,
+                   vfw_tcp_accept_fn accept, void *listen_user);
+void vfw_tcp_unlisten(struct vfw_tcp_stack *s, uint16_t port);
+/* Active open; lport 0 picks an ephemeral port. Returns NULL and sets *err. */
+struct vfw_tcp_conn *vfw_tcp_connect(struct vfw_tcp_stack *s, uint32_t rip,
+                                     uint16_t rport, uint16_t lport,
+                                     const struct vfw_tcp_cb *cb, void *user,
+                                     int *err);
+
+/* Queue one record (see top). 0 on success, -EAGAIN if no room now,
+ * -EMSGSIZE if len > mss, -ENOTCONN if not established. */
+int vfw_tcp_send_record(struct vfw_tcp_conn *c, const uint8_t *data,
+                        size_t len);
+/* Bytes of send buffer free now. */
+size_t vfw_tcp_send_space(const struct vfw_tcp_conn *c);
+uint16_t vfw_tcp_mss(const struct vfw_tcp_conn *c);
+/* Re-offer queued received bytes (after the recv upcall consumed less). */
+void vfw_tcp_recv_resume(struct vfw_tcp_conn *c);
+
+/* Orderly close: FIN after queued data. The closed upcall follows exactly
+ * once (err 0 when both FINs are exchanged, < 0 on failure); the conn is
+ * invalid after it returns. Abort: RST now, no upcall, the conn is invalid
+ * as soon as vfw_tcp_abort() returns. */
+void vfw_tcp_close(struct vfw_tcp_conn *c);
+void vfw_tcp_abort(struct vfw_tcp_conn *c);
+
+/* Addressing of a connection (host byte order). */
+void vfw_tcp_conn_addr(const struct vfw_tcp_conn *c, uint32_t *lip,
+                       uint16_t *lport, uint32_t *rip, uint16_t *rport);
+
+struct vfw_tcp_stats {
+    uint64_t segs_in, segs_out, retrans, dup_acks, bad_csum, rst_out,
+             drops_no_conn, ooo_queued;
+};
+void vfw_tcp_stats(const struct vfw_tcp_stack *s, struct vfw_tcp_stats *st);
+
+#endif /* VFW_TCP_H */
