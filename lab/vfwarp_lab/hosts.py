@@ -1,0 +1,274 @@
+"""Boot, reach and tear down emulated hypervisor hosts (L1).
+
+Each host is one process of the patched QEMU: q35 with a split irqchip,
+intel-iommu (interrupt remapping, caching mode, so VFIO works inside), the
+vfwarp adapter on a PCIe root port with its uplink on the lab wire, a
+virtio-net management NIC on QEMU's user network with ssh forwarded to a
+127.0.0.1 port, the repo's build/guest folder shared read-only over 9p, and
+the serial console in a log file. The disk image is never written: QEMU's
+snapshot mode keeps each host's writes in a temporary overlay.
+
+State lives in one directory (lab.json + sockets + logs), so `down` and
+`status` work from another process, and nothing outlives `down`.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import wire
+from .paths import FIRMWARE_DIRS, Image, LabError, guest_share_dir, qemu_binary
+
+DEFAULT_STATE = Path(os.environ.get("VFWARP_LAB_STATE", "/tmp/vfwarp-lab"))
+SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "LogLevel=ERROR", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5"]
+
+
+@dataclass
+class HostSpec:
+    name: str
+    index: int
+    ssh_port: int
+    mem_mb: int = 2048
+    cpus: int = 1
+    pid: int = 0
+    extra: list = field(default_factory=list)
+
+    @property
+    def uplink_mac(self) -> str:
+        return f"02:00:00:00:{self.index:02x}:00"
+
+    @property
+    def mgmt_mac(self) -> str:
+        return f"52:54:00:00:00:{self.index:02x}"
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie child still answers kill(0); reap it if it is ours.
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        stat = Path(f"/proc/{pid}/stat")
+        return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+class Lab:
+    """A set of emulated hosts sharing one state directory."""
+
+    def __init__(self, state: Path = DEFAULT_STATE, image: Image = None, log=None):
+        self.state = Path(state)
+        self._image = image
+        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.hosts = {}
+        self.hub_pid = 0
+        self._load()
+
+    # ---- persistent state -------------------------------------------------
+    @property
+    def state_file(self) -> Path:
+        return self.state / "lab.json"
+
+    @property
+    def image(self) -> Image:
+        if self._image is None:
+            self._image = Image.default()
+        return self._image
+
+    def _load(self):
+        if self.state_file.exists():
+            data = json.loads(self.state_file.read_text())
+            self.hosts = {h["name"]: HostSpec(**h) for h in data.get("hosts", [])}
+            self.hub_pid = data.get("hub_pid", 0)
+            if data.get("image"):
+                self._image = self._image or Image(Path(data["image"]))
+
+    def _save(self):
+        self.state.mkdir(parents=True, exist_ok=True)
+        data = {"hosts": [asdict(h) for h in self.hosts.values()],
+                "hub_pid": self.hub_pid, "image": str(self.image.path)}
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        tmp.replace(self.state_file)
+
+    # ---- lifecycle ----------------------------------------------------------
+    def up(self, count: int = 2, ssh_port_base: int = 0, mem_mb: int = 2048,
+           cpus: int = 1, boot_timeout: float = 600.0) -> list:
+        """Boot `count` hosts h1..hN and wait until each answers ssh."""
+        if count < 1 or count > 16:
+            raise LabError(f"host count must be 1..16, not {count}")
+        if any(_alive(h.pid) for h in self.hosts.values()):
+            raise LabError(f"a lab is already running in {self.state}: run 'down' first")
+        image = self.image           # fails early, with one line, if missing
+        qemu = qemu_binary()
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.hosts = {}
+        names = [f"h{i}" for i in range(1, count + 1)]
+        ports = []
+        for i in range(count):
+            if ssh_port_base:
+                port = ssh_port_base + i
+                if not _port_free(port):
+                    raise LabError(f"ssh port {port} on 127.0.0.1 is in use: pick another base")
+            else:
+                port = _free_port()
+            ports.append(port)
+        try:
+            if count > 2:
+                self._start_hub(names)
+            for i, name in enumerate(names):
+                spec = HostSpec(name=name, index=i + 1, ssh_port=ports[i],
+                                mem_mb=mem_mb, cpus=cpus)
+                self._start_qemu(qemu, image, spec, names)
+                self.hosts[name] = spec
+                self._save()
+            start = time.monotonic()
+            for name in names:
+                self._wait_ssh(self.hosts[name], start + boot_timeout)
+                self.log(f"{name}: up in {time.monotonic() - start:.0f}s, "
+                         f"ssh -p {self.hosts[name].ssh_port} root@127.0.0.1")
+        except BaseException:
+            self.down()
+            raise
+        return names
+
+    def _start_hub(self, names):
+        log = open(self.state / "wire-hub.log", "wb")
+        proc = subprocess.Popen([sys.executable, "-m", "vfwarp_lab.wire", str(self.state), *names],
+                                cwd=Path(__file__).resolve().parents[1], stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        self.hub_pid = proc.pid
+
+    def qemu_argv(self, qemu: Path, image: Image, spec: HostSpec, names: list) -> list:
+        st = self.state
+        argv = [str(qemu)]
+        for d in FIRMWARE_DIRS:
+            argv += ["-L", d]
+        argv += [
+            "-name", f"vfwarp-{spec.name}",
+            "-machine", "q35,kernel-irqchip=split", "-accel", "tcg",
+            "-cpu", "max", "-smp", str(spec.cpus), "-m", str(spec.mem_mb),
+            "-device", "intel-iommu,intremap=on,caching-mode=on",
+            "-kernel", str(image.kernel), "-initrd", str(image.initrd),
+            "-append", f"root=/dev/vda rw console=ttyS0 intel_iommu=on vfwarp.host={spec.name}",
+            "-drive", f"file={image.disk},if=virtio,format=raw,snapshot=on",
+            "-netdev", f"user,id=mgmt,hostfwd=tcp:127.0.0.1:{spec.ssh_port}-:22",
+            "-device", f"virtio-net-pci,netdev=mgmt,mac={spec.mgmt_mac},romfile=",
+            "-device", "pcie-root-port,id=rp0,chassis=1,slot=0",
+            "-netdev", wire.netdev_arg(st, spec.name, names),
+            "-device", f"vfwarp,bus=rp0,netdev=uplink,mac={spec.uplink_mac}",
+            "-virtfs", f"local,path={guest_share_dir()},mount_tag=vfwarp,"
+                       "security_model=none,readonly=on",
+            "-serial", f"file:{st / (spec.name + '.serial.log')}",
+            "-monitor", f"unix:{st / (spec.name + '.monitor')},server,nowait",
+            "-display", "none", "-vga", "none", "-nodefaults",
+        ]
+        return argv + spec.extra
+
+    def _start_qemu(self, qemu, image, spec, names):
+        st = self.state
+        for p in (wire.port_path(st, spec.name), st / f"{spec.name}.monitor"):
+            if p.exists():
+                p.unlink()
+        argv = self.qemu_argv(qemu, image, spec, names)
+        (st / f"{spec.name}.cmdline").write_text(" ".join(argv) + "\n")
+        err = open(st / f"{spec.name}.qemu.log", "wb")
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        spec.pid = proc.pid
+        self.log(f"{spec.name}: QEMU pid {proc.pid} booting (serial log {st / (spec.name + '.serial.log')})")
+
+    def _qemu_error(self, spec) -> str:
+        path = self.state / f"{spec.name}.qemu.log"
+        lines = path.read_text(errors="replace").strip().splitlines() if path.exists() else []
+        return lines[-1] if lines else "no message"
+
+    def _wait_ssh(self, spec, deadline):
+        while time.monotonic() < deadline:
+            if not _alive(spec.pid):
+                raise LabError(f"{spec.name}: QEMU died at boot: {self._qemu_error(spec)}")
+            r = subprocess.run(self._ssh_argv(spec, "true"), capture_output=True, timeout=60)
+            if r.returncode == 0:
+                return
+            time.sleep(2)
+        raise LabError(f"{spec.name}: no ssh answer within the boot timeout "
+                       f"(serial log: {self.state / (spec.name + '.serial.log')})")
+
+    def down(self) -> int:
+        """Stop every QEMU and the hub; remove sockets. Returns processes stopped."""
+        stopped = 0
+        pids = [h.pid for h in self.hosts.values()] + [self.hub_pid]
+        for pid in pids:
+            if _alive(pid):
+                os.killpg(pid, signal.SIGTERM)
+                stopped += 1
+        deadline = time.monotonic() + 10
+        for pid in pids:
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if _alive(pid):
+                os.killpg(pid, signal.SIGKILL)
+        for pattern in ("wire-*.sock", "*.monitor"):
+            for p in self.state.glob(pattern):
+                p.unlink()
+        self.hosts = {}
+        self.hub_pid = 0
+        if self.state.exists():
+            self._save()
+        return stopped
+
+    def status(self) -> list:
+        rows = []
+        for h in self.hosts.values():
+            rows.append({"host": h.name, "pid": h.pid, "running": _alive(h.pid),
+                         "ssh": f"127.0.0.1:{h.ssh_port}", "uplink_mac": h.uplink_mac})
+        return rows
+
+    # ---- reaching hosts -----------------------------------------------------
+    def host(self, name: str) -> HostSpec:
+        if name not in self.hosts:
+            known = ", ".join(self.hosts) or "none: the lab is down"
+            raise LabError(f"unknown host '{name}' (hosts: {known})")
+        return self.hosts[name]
+
+    def _ssh_argv(self, spec, command: str) -> list:
+        return ["ssh", "-i", str(self.image.key), "-p", str(spec.ssh_port), *SSH_OPTS,
+                "root@127.0.0.1", command]
+
+    def ssh(self, name: str, command: str, timeout: float = 300, check: bool = True,
+            capture: bool = True) -> subprocess.CompletedProcess:
+        spec = self.host(name)
+        if not _alive(spec.pid):
+            raise LabError(f"host '{name}' is not running")
+        r = subprocess.run(self._ssh_argv(spec, command), capture_output=capture,
+                           text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise LabError(f"{name}: '{command}' exited {r.returncode}: "
+                           f"{(r.stderr or r.stdout or '').strip()[-500:]}")
+        return r
