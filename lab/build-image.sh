@@ -50,9 +50,12 @@ with_progress "apt in the image" in_root sh -c "apt-get -q update && apt-get -q 
 
 step "rdma-core source of the installed version (for the provider build)"
 rver=$(in_root dpkg-query -W -f='${Version}' rdma-core)
+# The mirror may lack the .dsc (404) while serving the tarballs; only the
+# upstream tarball is needed, so judge by that file, not apt's exit status.
 in_root sh -c "mkdir -p /usr/src/rdma-core && cd /usr/src/rdma-core && apt-get -q source --download-only rdma-core=$rver" \
-  >>"$img/apt.log" 2>&1 || die "rdma-core source $rver not available"
-orig=$(ls "$root"/usr/src/rdma-core/rdma-core_*.orig.tar.* | head -n1)
+  >>"$img/apt.log" 2>&1 || true
+orig=$(ls "$root"/usr/src/rdma-core/rdma-core_*.orig.tar.* 2>/dev/null | head -n1)
+[ -n "$orig" ] || die "rdma-core source $rver not available (see $img/apt.log)"
 tar -C "$root/usr/src/rdma-core" -xf "$orig"
 echo "$rver" >"$img/rdma-core-version"
 

@@ -148,11 +148,7 @@ class Lab:
                 self._start_qemu(qemu, image, spec, names)
                 self.hosts[name] = spec
                 self._save()
-            start = time.monotonic()
-            for name in names:
-                self._wait_ssh(self.hosts[name], start + boot_timeout)
-                self.log(f"{name}: up in {time.monotonic() - start:.0f}s, "
-                         f"ssh -p {self.hosts[name].ssh_port} root@127.0.0.1")
+            self._wait_all_ssh(names, boot_timeout)
         except BaseException:
             self.down()
             raise
@@ -209,16 +205,32 @@ class Lab:
         lines = path.read_text(errors="replace").strip().splitlines() if path.exists() else []
         return lines[-1] if lines else "no message"
 
-    def _wait_ssh(self, spec, deadline):
-        while time.monotonic() < deadline:
-            if not _alive(spec.pid):
-                raise LabError(f"{spec.name}: QEMU died at boot: {self._qemu_error(spec)}")
-            r = subprocess.run(self._ssh_argv(spec, "true"), capture_output=True, timeout=60)
-            if r.returncode == 0:
-                return
-            time.sleep(2)
-        raise LabError(f"{spec.name}: no ssh answer within the boot timeout "
-                       f"(serial log: {self.state / (spec.name + '.serial.log')})")
+    def _wait_all_ssh(self, names, boot_timeout):
+        """Wait until every host answers ssh; fail fast if any QEMU dies."""
+        start = time.monotonic()
+        waiting = list(names)
+        last_note = start
+        while waiting:
+            for name in list(waiting):
+                spec = self.hosts[name]
+                for other in waiting:
+                    if not _alive(self.hosts[other].pid):
+                        raise LabError(f"{other}: QEMU died at boot: "
+                                       f"{self._qemu_error(self.hosts[other])}")
+                r = subprocess.run(self._ssh_argv(spec, "true"), capture_output=True, timeout=60)
+                if r.returncode == 0:
+                    waiting.remove(name)
+                    self.log(f"{name}: up in {time.monotonic() - start:.0f}s, "
+                             f"ssh -p {spec.ssh_port} root@127.0.0.1")
+            now = time.monotonic()
+            if waiting and now - start > boot_timeout:
+                raise LabError(f"{waiting[0]}: no ssh answer within {boot_timeout:.0f}s "
+                               f"(serial log: {self.state / (waiting[0] + '.serial.log')})")
+            if waiting and now - last_note >= 30:
+                self.log(f"    ... waiting for {', '.join(waiting)} to boot: {now - start:.0f}s")
+                last_note = now
+            if waiting:
+                time.sleep(2)
 
     def down(self) -> int:
         """Stop every QEMU and the hub; remove sockets. Returns processes stopped."""

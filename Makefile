@@ -1,0 +1,57 @@
+# vfwarp: top-level entry points. See README.md.
+#   make demo    boot the emulated lab (two hypervisor hosts) and show what works
+#   make test    everything CI runs: native tier + lab tier (boots emulated hosts)
+#   make check   fast native tier (vswitch, adapter, launcher basics, lint)
+#   make bench   benchmarks; JSON results under bench/results/
+# Every target installs what it needs (Debian packages, Python modules) and
+# builds what it needs; heavy builds are cached outside the clone
+# (~/.cache/vfwarp, or $VFWARP_CACHE).
+SHELL   := /bin/bash
+PYTHON  ?= python3
+PYTEST  := $(PYTHON) tools/run-pytest
+CORES   := vswitch adapter
+
+.PHONY: all deps pydeps check test lab-test demo bench qemu image modules clean clean-cache
+
+all: check
+
+deps:
+	@tools/install-deps
+pydeps:
+	@$(PYTHON) -c 'import pytest, yaml' 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
+
+# ---- native tier -----------------------------------------------------------
+check: deps pydeps
+	@set -e; for c in $(CORES); do \
+	  if [ -f $$c/Makefile ]; then echo "==> make -C $$c test"; $(MAKE) -s -C $$c test; fi; done
+	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/lab/*.py tools/run-pytest
+	@bash -n lab/*.sh tools/install-deps .ci/run
+
+# ---- lab tier --------------------------------------------------------------
+qemu: deps
+	@lab/build-qemu.sh
+image: deps
+	@lab/build-image.sh
+modules: image
+	@lab/build-modules.sh
+
+lab-test: qemu modules pydeps
+	@$(PYTEST) tests/lab
+
+test: check lab-test
+
+demo: qemu modules pydeps
+	@lab/demo.sh
+
+bench: deps
+	@set -e; for c in $(CORES); do \
+	  if [ -f $$c/Makefile ]; then echo "==> make -C $$c bench"; $(MAKE) -s -C $$c bench; fi; done
+	@echo "results:"; ls -1 bench/results/*.json 2>/dev/null || echo "  (none)"
+
+clean:
+	rm -rf build
+	@for c in $(CORES); do [ -f $$c/Makefile ] && $(MAKE) -s -C $$c clean || true; done
+
+# Drops QEMU, images and venvs: the next build starts cold.
+clean-cache:
+	rm -rf "$${VFWARP_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/vfwarp}"

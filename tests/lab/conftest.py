@@ -1,0 +1,50 @@
+"""Fixtures over the lab launcher (lab/vfwarp_lab) for lab-tier tests.
+
+`lab2` boots two emulated hosts once per session and always tears them down,
+also when a test fails or the run is interrupted (SIGTERM/SIGINT included).
+"""
+import atexit
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab"))
+from vfwarp_lab import Image, Lab  # noqa: E402
+
+_running = []
+
+
+def _teardown_all(*_):
+    while _running:
+        _running.pop().down()
+
+
+atexit.register(_teardown_all)
+
+
+def _on_signal(signum, frame):
+    _teardown_all()
+    raise SystemExit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _on_signal)
+
+
+@pytest.fixture(scope="session")
+def image():
+    return Image.default()
+
+
+@pytest.fixture(scope="session")
+def lab2(tmp_path_factory, image):
+    lab = Lab(tmp_path_factory.mktemp("lab2"), image=image)
+    _running.append(lab)
+    try:
+        lab.up(2)
+        yield lab
+    finally:
+        lab.down()
+        if lab in _running:
+            _running.remove(lab)
