@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * engine.c - one iWARP engine per adapter function: object tables, the ops
+ * table, connection endpoints (CEPs: one per LLP connection), LLP upcalls,
+ * timers and statistics.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "vfw_iwarp.h"
+
+#define DEF_MAX_PD  64
+#define DEF_MAX_MR  1024
+#define DEF_MAX_CQ  64
+#define DEF_MAX_QP  64
+#define LIM_OBJ     65536
+
+static uint32_t lim(uint32_t v, uint32_t def)
+{
+    if (v == 0)
+        return def;
+    return v > LIM_OBJ ? LIM_OBJ : v;
+}
+
+struct vfw_engine *vfw_engine_new(const struct vfw_engine_ops *ops,
+                                  const struct vfw_engine_config *cfg)
+{
+    if (!ops || !ops->dma_read || !ops->dma_write || !ops->now_ns || !cfg)
+        return NULL;
+    struct vfw_engine *e = calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
+    e->ops = *ops;
+    e->func_id = cfg->func_id;
+    e->max_pd = lim(cfg->max_pd, DEF_MAX_PD);
+    e->max_mr = lim(cfg->max_mr, DEF_MAX_MR);
+    if (e->max_mr > 0xffffff)
+        e->max_mr = 0xffffff;
+    e->max_cq = lim(cfg->max_cq, DEF_MAX_CQ);
+    e->max_qp = lim(cfg->max_qp, DEF_MAX_QP);
+    e->max_cep = lim(cfg->max_cep, 2 * e->max_qp);
+    e->pd = calloc(e->max_pd + 1, sizeof(*e->pd));
+    e->mr = calloc(e->max_mr + 1, sizeof(*e->mr));
+    e->cq = calloc(e->max_cq + 1, sizeof(*e->cq));
+    e->qp = calloc(e->max_qp + 1, sizeof(*e->qp));
+    e->cep = calloc(e->max_cep + 1, sizeof(*e->cep));
+    if (!e->pd || !e->mr || !e->cq || !e->qp || !e->cep) {
+        vfw_engine_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void vfw_engine_free(struct vfw_engine *e)
+{
+    if (!e)
+        return;
+    if (e->cep) {
+        for (uint32_t i = 1; i <= e->max_cep; i++) {
+            struct vfw_cep *c = &e->cep[i];
+            if (c->state != CEP_FREE && c->conn && c->llp)
+                c->llp->abort(c->conn);
+            free(c->rxbuf);
+        }
+    }
+    if (e->qp) {
+        for (uint32_t i = 1; i <= e->max_qp; i++) {
+            free(e->qp[i].sq);
+            free(e->qp[i].rq);
+            free(e->qp[i].txbuf);
+        }
+    }
+    if (e->cq)
+        for (uint32_t i = 1; i <= e->max_cq; i++)
+            free(e->cq[i].ring);
+    free(e->pd);
+    free(e->mr);
+    free(e->cq);
+    free(e->qp);
+    free(e->cep);
+    free(e);
+}
+
+struct vfw_qp *vfw_qp_get(struct vfw_engine *e, uint32_t id)
+{
+    if (!e || id < 1 || id > e->max_qp || !e->qp[id].used)
+        return NULL;
+    return &e->qp[id];
+}
+
+struct vfw_cep *vfw_cep_get(struct vfw_engine *e, uint32_t id)
+{
+    if (!e || id < 1 || id > e->max_cep || e->cep[id].state == CEP_FREE)
+        return NULL;
+    return &e->cep[id];
+}
+
+void vfw_cm_emit(struct vfw_engine *e, enum vfw_cm_event_type t, uint32_t cep,
+                 uint32_t qp, int err, const uint8_t *pdata, uint16_t plen)
+{
+    if (!e->ops.cm_event)
+        return;
+    struct vfw_cm_event ev = { .type = t, .cep_id = cep, .qp_id = qp,
+                               .err = err, .pdata = pdata,
+                               .pdata_len = pdata ? plen : 0 };
+    struct vfw_qp *q = vfw_qp_get(e, qp);
+    struct vfw_cep *c = vfw_cep_get(e, cep);
+    if (q) {
+        ev.ord = q->ord;
+        ev.ird = q->ird;
+    }
+    if (c) {
+        ev.mpa_rev = c->peer_rev;
+        if (t == VFW_CM_CONNECT_REQUEST) {
+            ev.ord = c->peer_ord & MPA_V2_MASK;
+            ev.ird = c->peer_ird & MPA_V2_MASK;
+        }
+    }
+    e->ops.cm_event(e->ops.opaque, &ev);
+}
+
+int vfw_cep_create(struct vfw_engine *e, const struct vfw_llp_ops *llp,
+                   void *conn, int active, uint32_t *cep_id)
+{
+    if (!e || !llp || !conn || !cep_id || !llp->send_record ||
+        !llp->send_space || !llp->mss || !llp->recv_resume || !llp->close ||
+        !llp->abort)
+        return -EINVAL;
+    for (uint32_t i = 1; i <= e->max_cep; i++) {
+        struct vfw_cep *c = &e->cep[i];
+        if (c->state != CEP_FREE)
+            continue;
+        uint8_t *rxbuf = c->rxbuf;
+        memset(c, 0, sizeof(*c));
+        c->rxbuf = rxbuf;
+        c->state = active ? CEP_INIT : CEP_REQ_WAIT;
+        c->active = active != 0;
+        c->llp = llp;
+        c->conn = conn;
+        c->deadline = e->ops.now_ns(e->ops.opaque) + VFW_MPA_TIMEOUT_NS;
+        *cep_id = i;
+        return 0;
+    }
+    return -ENOSPC;
+}
+
+/* Drop the CEP; the LLP conn is already gone or aborted by the caller. */
+void vfw_cep_release(struct vfw_engine *e, uint32_t cep_id)
+{
+    struct vfw_cep *c = vfw_cep_get(e, cep_id);
+    if (!c)
+        return;
+    struct vfw_qp *qp = vfw_qp_get(e, c->qp);
+    if (qp && qp->cep == cep_id)
+        qp->cep = 0;
+    c->state = CEP_FREE;
+    c->conn = NULL;
+    c->llp = NULL;
+    c->qp = 0;
+    c->rxlen = 0;
+}
+
+size_t vfw_llp_recv(struct vfw_engine *e, uint32_t cep_id,
+                    const uint8_t *data, size_t len)
+{
+    struct vfw_cep *c = vfw_cep_get(e, cep_id);
+    if (!c || !data)
+        return len;           /* nobody to deliver to: drop */
+    return vfw_mpa_rx(e, cep_id, data, len);
+}
+
+void vfw_llp_writable(struct vfw_engine *e, uint32_t cep_id)
+{
+    struct vfw_cep *c = vfw_cep_get(e, cep_id);
+    if (c && c->qp)
+        vfw_rdmap_tx(e, c->qp);
+}
+
+void vfw_llp_closed(struct vfw_engine *e, uint32_t cep_id, int err)
+{
+    struct vfw_cep *c = vfw_cep_get(e, cep_id);
+    if (!c)
+        return;
+    uint32_t qp_id = c->qp;
+    struct vfw_qp *qp = vfw_qp_get(e, qp_id);
+    if (err == 0 && !c->close_called) {
+        /* Peer FIN while we are open: close our side; the final closed
+         * upcall follows. The QP stops here (graceful if CLOSING). */
+        c->close_called = true;
+        c->llp->close(c->conn);
+        if (qp && qp->state == VFW_QPS_RTS)
+            qp->state = VFW_QPS_CLOSING;
+        return;
+    }
+    if (c->state != CEP_ESTABLISHED && c->state != CEP_CLOSING && c->active &&
+        qp_id)
+        vfw_cm_emit(e, VFW_CM_CONNECT_ERROR, cep_id, qp_id,
+                    err ? err : -ECONNRESET, NULL, 0);
+    vfw_cep_release(e, cep_id);
+    if (qp) {
+        if (qp->state == VFW_QPS_CLOSING && err == 0) {
+            vfw_qp_flush(e, qp, qp_id);
+            qp->state = VFW_QPS_IDLE;
+        } else if (qp->state != VFW_QPS_IDLE) {
+            vfw_qp_error(e, qp, qp_id, false);
+        }
+        vfw_cm_emit(e, VFW_CM_CLOSED, cep_id, qp_id, err, NULL, 0);
+    }
+}
+
+void vfw_engine_poll(struct vfw_engine *e)
+{
+    if (!e)
+        return;
+    uint64_t now = e->ops.now_ns(e->ops.opaque);
+    for (uint32_t i = 1; i <= e->max_cep; i++) {
+        struct vfw_cep *c = &e->cep[i];
+        bool handshaking = c->state == CEP_REQ_WAIT ||
+                           c->state == CEP_REP_WAIT ||
+                           c->state == CEP_REQ_RCVD;
+        if (!handshaking || now < c->deadline)
+            continue;
+        uint32_t qp_id = c->qp;
+        c->llp->abort(c->conn);
+        vfw_cm_emit(e, VFW_CM_CONNECT_ERROR, i, qp_id, -ETIMEDOUT, NULL, 0);
+        vfw_cep_release(e, i);
+        struct vfw_qp *qp = vfw_qp_get(e, qp_id);
+        if (qp)
+            vfw_qp_error(e, qp, qp_id, false);
+    }
+}
+
+void vfw_engine_stats(const struct vfw_engine *e, struct vfw_engine_stats *st)
+{
+    if (e && st)
+        *st = e->st;
+}

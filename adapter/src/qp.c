@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qp.c - reliable-connected QPs: creation, the iWARP state machine
+ * (IDLE, RTS, CLOSING, TERMINATE, ERROR; RFC 5040 sec. 6.9 / verbs), work
+ * request validation, in-order completion of the SQ and flush on error.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "vfw_iwarp.h"
+
+int vfw_qp_create(struct vfw_engine *e, const struct vfw_qp_attr *a,
+                  uint32_t *qp_id)
+{
+    if (!e || !a || !qp_id)
+        return -EINVAL;
+    if (!vfw_pd_valid(e, a->pd_id))
+        return -ENOENT;
+    if (a->send_cq < 1 || a->send_cq > e->max_cq || !e->cq[a->send_cq].used ||
+        a->recv_cq < 1 || a->recv_cq > e->max_cq || !e->cq[a->recv_cq].used)
+        return -ENOENT;
+    if (a->sq_depth < 1 || a->sq_depth > VFW_MAX_QP_DEPTH ||
+        a->rq_depth < 1 || a->rq_depth > VFW_MAX_QP_DEPTH ||
+        a->ord > VFW_MAX_ORD_IRD || a->ird > VFW_MAX_ORD_IRD ||
+        a->max_sge < 1 || a->max_sge > VFW_MAX_SGE)
+        return -EINVAL;
+    for (uint32_t i = 1; i <= e->max_qp; i++) {
+        struct vfw_qp *q = &e->qp[i];
+        if (q->used)
+            continue;
+        free(q->sq);
+        free(q->rq);
+        free(q->txbuf);
+        memset(q, 0, sizeof(*q));
+        q->sq = calloc(a->sq_depth, sizeof(*q->sq));
+        q->rq = calloc(a->rq_depth, sizeof(*q->rq));
+        if (!q->sq || !q->rq) {
+            free(q->sq);
+            free(q->rq);
+            q->sq = NULL;
+            q->rq = NULL;
+            return -ENOMEM;
+        }
+        q->used = true;
+        q->attr = *a;
+        q->state = VFW_QPS_IDLE;
+        q->ord = a->ord;
+        q->ird = a->ird;
+        for (int k = 0; k < 3; k++)
+            q->tx_msn[k] = q->rx_msn[k] = 1;
+        e->pd[a->pd_id].refs++;
+        e->cq[a->send_cq].refs++;
+        e->cq[a->recv_cq].refs++;
+        *qp_id = i;
+        return 0;
+    }
+    return -ENOSPC;
+}
+
+int vfw_qp_destroy(struct vfw_engine *e, uint32_t qp_id)
+{
+    struct vfw_qp *q = vfw_qp_get(e, qp_id);
+    if (!q)
+        return -ENOENT;
+    struct vfw_cep *c = vfw_cep_get(e, q->cep);
+    if (c) {
+        c->llp->abort(c->conn);   /* no upcall follows an abort */
+        vfw_cep_release(e, q->cep);
+    }
+    e->pd[q->attr.pd_id].refs--;
+    e->cq[q->attr.send_cq].refs--;
+    e->cq[q->attr.recv_cq].refs--;
+    free(q->sq);
+    free(q->rq);
+    free(q->txbuf);
+    q->sq = NULL;
+    q->rq = NULL;
+    q->txbuf = NULL;
+    q->used = false;
+    return 0;
+}
+
+/* Bind a QP to an established CEP and size the FPDU path to its MSS. */
+int vfw_qp_bind(struct vfw_engine *e, struct vfw_qp *qp, uint32_t cep_id,
+                uint16_t mss)
+{
+    (void)e;
+    if (mss < 128)
+        return -EINVAL;
+    free(qp->txbuf);
+    qp->txbuf = malloc(mss);
+    if (!qp->txbuf)
+        return -ENOMEM;
+    qp->cep = cep_id;
+    qp->mss = mss;
+    qp->mulpdu = vfw_mpa_mulpdu(mss);
+    qp->tx_len = 0;
+    qp->cur_active = false;
+    return 0;
+}
+
+static void sq_cqe(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
+                   struct vfw_swqe *w)
+{
+    static const uint8_t wc_op[] = {
+        [VFW_WR_SEND] = VFW_WC_SEND, [VFW_WR_SEND_INV] = VFW_WC_SEND,
+        [VFW_WR_SEND_SE] = VFW_WC_SEND, [VFW_WR_SEND_SE_INV] = VFW_WC_SEND,
+        [VFW_WR_RDMA_WRITE] = VFW_WC_RDMA_WRITE,
+        [VFW_WR_RDMA_READ] = VFW_WC_RDMA_READ,
+    };
+    struct vfw_cqe c = {
+        .wr_id = w->wr.wr_id, .qp_id = qp_id, .byte_len = w->byte_len,
+        .opcode = w->wr.opcode <= VFW_WR_RDMA_READ ? wc_op[w->wr.opcode]
+                                                   : VFW_WC_SEND,
+        .status = w->status,
+    };
+    vfw_cq_push(e, qp->attr.send_cq, &c);
+}
+
+/* Complete finished SQ WQEs in posting order. */
+void vfw_qp_retire(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
+{
+    while (qp->sq_head != qp->sq_next) {
+        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->attr.sq_depth];
+        if (w->state != SWQE_DONE)
+            break;
+        if ((w->wr.flags & VFW_WR_F_SIGNALED) || w->status != VFW_WC_SUCCESS)
+            sq_cqe(e, qp, qp_id, w);
+        qp->sq_head++;
+    }
+}
+
+/* Flush every outstanding WR: SQ WQEs keep an error status already set,
+ * the rest get WR_FLUSH_ERR; every receive WQE is flushed. */
+void vfw_qp_flush(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
+{
+    /* a half-received message completes with a flush error */
+    if (qp->rx_active) {
+        struct vfw_cqe c = { .wr_id = qp->rx_wqe.wr_id, .qp_id = qp_id,
+                             .opcode = VFW_WC_RECV,
+                             .status = VFW_WC_WR_FLUSH_ERR };
+        vfw_cq_push(e, qp->attr.recv_cq, &c);
+        qp->rx_active = false;
+        e->st.flushed++;
+    }
+    while (qp->sq_head != qp->sq_tail) {
+        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->attr.sq_depth];
+        if (w->state != SWQE_DONE) {
+            w->status = VFW_WC_WR_FLUSH_ERR;
+            e->st.flushed++;
+        }
+        if (w->state != SWQE_DONE || w->status != VFW_WC_SUCCESS ||
+            (w->wr.flags & VFW_WR_F_SIGNALED))
+            sq_cqe(e, qp, qp_id, w);
+        qp->sq_head++;
+    }
+    qp->sq_next = qp->sq_tail;
+    while (qp->rq_head != qp->rq_tail) {
+        struct vfw_recv_wr *r = &qp->rq[qp->rq_head % qp->attr.rq_depth];
+        struct vfw_cqe c = { .wr_id = r->wr_id, .qp_id = qp_id,
+                             .opcode = VFW_WC_RECV,
+                             .status = VFW_WC_WR_FLUSH_ERR };
+        vfw_cq_push(e, qp->attr.recv_cq, &c);
+        qp->rq_head++;
+        e->st.flushed++;
+    }
+    qp->ord_cnt = qp->ird_cnt = 0;
+    qp->cur_active = false;
+    qp->tx_len = 0;
+    qp->term_pending = false;
+    qp->rtr_send = 0;
+}
+
+/* Move to ERROR and flush. abort_llp: reset the connection now. */
+void vfw_qp_error(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
+                  bool abort_llp)
+{
+    qp->state = VFW_QPS_ERROR;
+    if (abort_llp) {
+        struct vfw_cep *c = vfw_cep_get(e, qp->cep);
+        if (c) {
+            uint32_t cep = qp->cep;
+            c->llp->abort(c->conn);
+            vfw_cep_release(e, cep);
+        }
+    }
+    vfw_qp_flush(e, qp, qp_id);
+}
+
+int vfw_qp_modify(struct vfw_engine *e, uint32_t qp_id, enum vfw_qp_state to)
+{
+    struct vfw_qp *qp = vfw_qp_get(e, qp_id);
+    if (!qp)
+        return -ENOENT;
+    switch (to) {
+    case VFW_QPS_ERROR:
+        vfw_qp_error(e, qp, qp_id, true);
+        return 0;
+    case VFW_QPS_CLOSING:
+        if (qp->state != VFW_QPS_RTS)
+            return -EINVAL;
+        qp->state = VFW_QPS_CLOSING;
+        qp->close_after_tx = true;
+        vfw_rdmap_tx(e, qp_id);
+        return 0;
+    case VFW_QPS_IDLE:
+        /* Reset a QP that is not connected (after ERROR or close). */
+        if (qp->cep)
+            return -EBUSY;
+        vfw_qp_flush(e, qp, qp_id);
+        qp->state = VFW_QPS_IDLE;
+        for (int k = 0; k < 3; k++)
+            qp->tx_msn[k] = qp->rx_msn[k] = 1;
+        memset(&qp->term_sent, 0, sizeof(qp->term_sent));
+        memset(&qp->term_rcvd, 0, sizeof(qp->term_rcvd));
+        return 0;
+    default:
+        return -EINVAL;   /* RTS and TERMINATE are entered by the engine */
+    }
+}
+
+int vfw_qp_query(const struct vfw_engine *e, uint32_t qp_id,
+                 struct vfw_qp_info *out)
+{
+    if (!out)
+        return -EINVAL;
+    const struct vfw_qp *qp = vfw_qp_get((struct vfw_engine *)e, qp_id);
+    if (!qp)
+        return -ENOENT;
+    memset(out, 0, sizeof(*out));
+    out->state = qp->state;
+    out->ord = qp->ord;
+    out->ird = qp->ird;
+    out->mss = qp->mss;
+    out->mulpdu = qp->mulpdu;
+    out->term_sent = qp->term_sent;
+    out->term_rcvd = qp->term_rcvd;
+    out->sq_outstanding = qp->sq_tail - qp->sq_head;
+    out->rq_posted = qp->rq_tail - qp->rq_head;
+    return 0;
+}
+
+static int check_sges(const struct vfw_sge *s, unsigned n, unsigned max,
+                      uint64_t *total)
+{
+    if (n > max)
+        return -EINVAL;
+    uint64_t t = 0;
+    for (unsigned i = 0; i < n; i++)
+        t += s[i].len;
+    if (t > VFW_MAX_MSG)
+        return -EINVAL;
+    *total = t;
+    return 0;
+}
+
+int vfw_post_send(struct vfw_engine *e, uint32_t qp_id,
+                  const struct vfw_send_wr *wr)
+{
+    struct vfw_qp *qp = vfw_qp_get(e, qp_id);
+    if (!qp)
+        return -ENOENT;
+    if (!wr || wr->opcode > VFW_WR_RDMA_READ ||
+        (wr->flags & ~(VFW_WR_F_SIGNALED | VFW_WR_F_FENCE)))
+        return -EINVAL;
+    uint64_t total;
+    if (check_sges(wr->sge, wr->num_sge, qp->attr.max_sge, &total))
+        return -EINVAL;
+    if (wr->opcode == VFW_WR_RDMA_READ && wr->num_sge != 1)
+        return -EINVAL;     /* iWARP: the Read sink is one tagged buffer */
+    if (qp->sq_tail - qp->sq_head >= qp->attr.sq_depth)
+        return -ENOMEM;
+    struct vfw_swqe *w = &qp->sq[qp->sq_tail % qp->attr.sq_depth];
+    memset(w, 0, sizeof(*w));
+    w->wr = *wr;
+    w->byte_len = (uint32_t)total;
+    qp->sq_tail++;
+    if (qp->state == VFW_QPS_ERROR) {
+        vfw_qp_flush(e, qp, qp_id);
+        return 0;
+    }
+    if (qp->state == VFW_QPS_RTS)
+        vfw_rdmap_tx(e, qp_id);
+    return 0;
+}
+
+int vfw_post_recv(struct vfw_engine *e, uint32_t qp_id,
+                  const struct vfw_recv_wr *wr)
+{
+    struct vfw_qp *qp = vfw_qp_get(e, qp_id);
+    if (!qp)
+        return -ENOENT;
+    uint64_t total;
+    if (!wr || check_sges(wr->sge, wr->num_sge, qp->attr.max_sge, &total))
+        return -EINVAL;
+    if (qp->rq_tail - qp->rq_head >= qp->attr.rq_depth)
+        return -ENOMEM;
+    qp->rq[qp->rq_tail % qp->attr.rq_depth] = *wr;
+    qp->rq_tail++;
+    if (qp->state == VFW_QPS_ERROR)
+        vfw_qp_flush(e, qp, qp_id);
+    return 0;
+}

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_iwarp.c - the iWARP engine over an in-memory reliable stream: MPA
+ * setup (v1/v2, RTR types, IRD/ORD, private data, reject), every RDMAP
+ * opcode at sizes 1 B .. 4 MB with checksums, ORD limits, protection
+ * violations (each with its RFC error and untouched memory), flush, close.
+ */
+#include "iwarp_harness.h"
+
+#define MEMSZ (12u << 20)
+#define SRC   (MEM_BASE)
+#define DST   (MEM_BASE + (5u << 20))
+
+struct pair {
+    uint64_t clock;
+    struct host a, b;
+    struct pipe p;
+    uint32_t pd_a, pd_b, cq_a, cq_b, qp_a, qp_b, mr_a, mr_b;
+};
+
+static const uint32_t ALL = VFW_ACC_LOCAL_WRITE | VFW_ACC_REMOTE_WRITE |
+                            VFW_ACC_REMOTE_READ;
+
+static void pair_create(struct pair *x, uint64_t seed)
+{
+    memset(x, 0, sizeof(*x));
+    host_init(&x->a, &x->clock, MEMSZ, 1);
+    host_init(&x->b, &x->clock, MEMSZ, 2);
+    struct host *hs[2] = { &x->a, &x->b };
+    uint32_t *pd[2] = { &x->pd_a, &x->pd_b }, *cq[2] = { &x->cq_a, &x->cq_b },
+             *qp[2] = { &x->qp_a, &x->qp_b }, *mr[2] = { &x->mr_a, &x->mr_b };
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ(vfw_pd_alloc(hs[i]->e, pd[i]), 0);
+        CHECK_EQ(vfw_cq_create(hs[i]->e, 8192, cq[i]), 0);
+        struct vfw_qp_attr a = { .pd_id = *pd[i], .send_cq = *cq[i],
+            .recv_cq = *cq[i], .sq_depth = 256, .rq_depth = 256, .ord = 4,
+            .ird = 4, .max_sge = 4 };
+        CHECK_EQ(vfw_qp_create(hs[i]->e, &a, qp[i]), 0);
+        CHECK_EQ(vfw_mr_reg(hs[i]->e, *pd[i], MEM_BASE, MEMSZ, ALL, mr[i]), 0);
+    }
+    pipe_init(&x->p, &x->a, &x->b, 1460, 256 * 1024, 4000, seed);
+}
+
+static void pair_connect(struct pair *x, uint8_t rev, uint8_t p2p,
+                         uint8_t rtr_a, uint8_t rtr_b)
+{
+    x->b.accept_qp = x->qp_b;
+    x->b.accept_param = (struct vfw_conn_param){ .mpa_rev = rev, .p2p = p2p,
+        .rtr_mask = rtr_b, .crc = 1, .ird = 2, .pdata_len = 4 };
+    memcpy(x->b.accept_param.pdata, "resp", 4);
+    struct vfw_conn_param cp = { .mpa_rev = rev, .p2p = p2p, .rtr_mask = rtr_a,
+                                 .crc = 1, .ord = 4, .pdata_len = 5 };
+    memcpy(cp.pdata, "hello", 5);
+    CHECK_EQ(vfw_connect(x->a.e, x->p.cep[0], x->qp_a, &cp), 0);
+    pipe_pump(&x->p);
+}
+
+static void pair_destroy(struct pair *x)
+{
+    host_fini(&x->a);
+    host_fini(&x->b);
+    pipe_fini(&x->p);
+}
+
+static int poll1(struct host *h, uint32_t cq, struct vfw_cqe *c)
+{
+    return vfw_cq_poll(h->e, cq, c, 1);
+}
+
+static int qp_state(struct host *h, uint32_t qp)
+{
+    struct vfw_qp_info i;
+    if (vfw_qp_query(h->e, qp, &i))
+        return -1;
+    return i.state;
+}
+
+/* ---- tests -----------------------------------------------------------------*/
+
+static void test_crc32c(void)
+{
+    CHECK_EQ(vfw_crc32c(0, "123456789", 9), 0xE3069283u);
+    uint8_t buf[1000];
+    fill(buf, sizeof(buf), 7);
+    /* reference: bitwise CRC32c */
+    uint32_t c = ~0u;
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        c ^= buf[i];
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+    }
+    for (size_t off = 0; off < 9; off++) {
+        uint32_t a = vfw_crc32c(0, buf, off);
+        a = vfw_crc32c(a, buf + off, sizeof(buf) - off);
+        CHECK_EQ(a, ~c);
+    }
+    printf("crc32c: %s\n", vfw_crc32c_is_hw() ? "sse4.2" : "bitwise");
+}
+
+static void test_setup_variants(void)
+{
+    static const struct { uint8_t rev, p2p, ra, rb, want; } v[] = {
+        { 2, 1, 7, 7, VFW_RTR_WRITE }, { 2, 1, VFW_RTR_SEND, 7, VFW_RTR_SEND },
+        { 2, 1, VFW_RTR_READ, 7, VFW_RTR_READ }, { 2, 0, 0, 0, 0 },
+        { 1, 0, 0, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        struct pair x;
+        pair_create(&x, 11 + i);
+        pair_connect(&x, v[i].rev, v[i].p2p, v[i].ra, v[i].rb);
+        int ea = h_find_ev(&x.a, VFW_CM_ESTABLISHED);
+        int eb = h_find_ev(&x.b, VFW_CM_ESTABLISHED);
+        int rq = h_find_ev(&x.b, VFW_CM_CONNECT_REQUEST);
+        CHECK(ea >= 0 && eb >= 0 && rq >= 0);
+        if (ea < 0 || eb < 0 || rq < 0) {
+            pair_destroy(&x);
+            continue;
+        }
+        CHECK_EQ(x.b.ev[rq].pdata_len, 5);
+        CHECK(memcmp(x.b.ev[rq].pdata, "hello", 5) == 0);
+        CHECK_EQ(x.a.ev[ea].pdata_len, 4);
+        CHECK(memcmp(x.a.ev[ea].pdata, "resp", 4) == 0);
+        CHECK_EQ(qp_state(&x.a, x.qp_a), VFW_QPS_RTS);
+        CHECK_EQ(qp_state(&x.b, x.qp_b), VFW_QPS_RTS);
+        struct vfw_qp_info ia;
+        vfw_qp_query(x.a.e, x.qp_a, &ia);
+        if (v[i].rev == 2) {
+            CHECK_EQ(x.b.ev[rq].ord, 4);
+            CHECK_EQ(ia.ord, 2);           /* min(ORD 4, peer IRD 2) */
+        }
+        CHECK_EQ(ia.mulpdu, 1454);
+        /* data flows both ways: B sends first (works only after the RTR
+         * in p2p mode; client-server needs A first) */
+        struct vfw_recv_wr r = { .wr_id = 5, .num_sge = 1,
+            .sge = { { x.mr_a, 64, DST } } };
+        CHECK_EQ(vfw_post_recv(x.a.e, x.qp_a, &r), 0);
+        r.sge[0].stag = x.mr_b;
+        CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+        fill(x.a.mem, 64, 1);
+        fill(x.b.mem, 64, 2);
+        struct vfw_send_wr s = { .wr_id = 9, .opcode = VFW_WR_SEND,
+            .flags = VFW_WR_F_SIGNALED, .num_sge = 1,
+            .sge = { { x.mr_b, 64, SRC } } };
+        CHECK_EQ(vfw_post_send(x.b.e, x.qp_b, &s), 0);
+        pipe_pump(&x.p);
+        if (!v[i].p2p) {
+            struct vfw_cqe c;
+            CHECK_EQ(poll1(&x.a, x.cq_a, &c), 0);   /* B is gated */
+            s.sge[0].stag = x.mr_a;
+            CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+            pipe_pump(&x.p);
+        }
+        CHECK(memcmp(x.a.mem + (DST - MEM_BASE), x.b.mem, 64) == 0);
+        if (!v[i].p2p)
+            CHECK(memcmp(x.b.mem + (DST - MEM_BASE), x.a.mem, 64) == 0);
+        pair_destroy(&x);
+    }
+}
+
+static void test_reject(void)
+{
+    struct pair x;
+    pair_create(&x, 3);
+    x.b.reject = true;
+    struct vfw_conn_param cp = { .mpa_rev = 2, .p2p = 1, .crc = 1 };
+    CHECK_EQ(vfw_connect(x.a.e, x.p.cep[0], x.qp_a, &cp), 0);
+    pipe_pump(&x.p);
+    int r = h_find_ev(&x.a, VFW_CM_REJECTED);
+    CHECK(r >= 0);
+    if (r >= 0) {
+        CHECK_EQ(x.a.ev[r].pdata_len, 4);
+        CHECK(memcmp(x.a.ev[r].pdata, "nope", 4) == 0);
+    }
+    CHECK_EQ(qp_state(&x.a, x.qp_a), VFW_QPS_IDLE);
+    CHECK(x.p.final[0] && x.p.final[1]);
+    pair_destroy(&x);
+}
+
+static void test_handshake_timeout_and_garbage(void)
+{
+    struct pair x;
+    pair_create(&x, 4);
+    struct vfw_conn_param cp = { .mpa_rev = 2, .crc = 1 };
+    CHECK_EQ(vfw_connect(x.a.e, x.p.cep[0], x.qp_a, &cp), 0);
+    /* nobody answers: the MPA timer fires */
+    x.clock += 11ull * 1000 * 1000 * 1000;
+    vfw_engine_poll(x.a.e);
+    CHECK(h_find_ev(&x.a, VFW_CM_CONNECT_ERROR) >= 0);
+    CHECK(x.p.aborted);
+    pair_destroy(&x);
+
+    pair_create(&x, 5);
+    static const uint8_t junk[24] = "MPA ID Req FrameXXXXXXXX";
+    uint8_t bad[24];
+    memcpy(bad, junk, 24);
+    bad[18] = 0xff;                 /* PD length 65280 > 512 */
+    vfw_llp_recv(x.b.e, x.p.cep[1], bad, sizeof(bad));
+    CHECK(h_find_ev(&x.b, VFW_CM_CONNECT_REQUEST) < 0);
+    CHECK(x.p.aborted);
+    pair_destroy(&x);
+}
+
+/* Move `size` bytes A->B with opcode op; verify checksums and sentinels. */
+static void xfer(struct pair *x, uint8_t op, uint32_t size, uint32_t seed)
+{
+    uint8_t *src = x->a.mem, *dst = x->b.mem + (DST - MEM_BASE);
+    fill(src, size, seed);
+    memset(dst, 0xEE, size + 16);
+    uint32_t inv_stag = 0;
+    struct vfw_cqe c;
+    if (op == VFW_WR_RDMA_READ) {
+        /* A reads B's SRC into A's DST */
+        src = x->b.mem;
+        dst = x->a.mem + (DST - MEM_BASE);
+        fill(src, size, seed);
+        memset(dst, 0xEE, size + 16);
+        struct vfw_send_wr s = { .wr_id = 77, .opcode = op,
+            .flags = VFW_WR_F_SIGNALED, .num_sge = 1,
+            .sge = { { x->mr_a, size, DST } }, .remote_stag = x->mr_b,
+            .remote_addr = SRC };
+        CHECK_EQ(vfw_post_send(x->a.e, x->qp_a, &s), 0);
+    } else {
+        if (op != VFW_WR_RDMA_WRITE) {
+            struct vfw_recv_wr r = { .wr_id = 55, .num_sge = 2,
+                .sge = { { x->mr_b, size / 2, DST },
+                         { x->mr_b, size - size / 2 + 100, DST + size / 2 } } };
+            CHECK_EQ(vfw_post_recv(x->b.e, x->qp_b, &r), 0);
+        }
+        if (op == VFW_WR_SEND_INV || op == VFW_WR_SEND_SE_INV)
+            CHECK_EQ(vfw_mr_reg(x->b.e, x->pd_b, DST, 4096,
+                                VFW_ACC_LOCAL_WRITE | VFW_ACC_REMOTE_WRITE,
+                                &inv_stag), 0);
+        struct vfw_send_wr s = { .wr_id = 66, .opcode = op,
+            .flags = VFW_WR_F_SIGNALED, .num_sge = 3,
+            .sge = { { x->mr_a, size / 3, SRC },
+                     { x->mr_a, size / 3, SRC + size / 3 },
+                     { x->mr_a, size - 2 * (size / 3), SRC + 2 * (size / 3) } },
+            .invalidate_stag = inv_stag, .remote_stag = x->mr_b,
+            .remote_addr = DST };
+        CHECK_EQ(vfw_post_send(x->a.e, x->qp_a, &s), 0);
+    }
+    pipe_pump(&x->p);
+    CHECK_EQ(poll1(&x->a, x->cq_a, &c), 1);
+    CHECK_EQ(c.status, VFW_WC_SUCCESS);
+    CHECK_EQ(c.byte_len, size);
+    CHECK_EQ(c.wr_id, op == VFW_WR_RDMA_READ ? 77 : 66);
+    if (op <= VFW_WR_SEND_SE_INV) {
+        CHECK_EQ(poll1(&x->b, x->cq_b, &c), 1);
+        CHECK_EQ(c.status, VFW_WC_SUCCESS);
+        CHECK_EQ(c.opcode, VFW_WC_RECV);
+        CHECK_EQ(c.byte_len, size);
+        bool se = op == VFW_WR_SEND_SE || op == VFW_WR_SEND_SE_INV;
+        CHECK_EQ(!!(c.flags & VFW_WC_F_SOLICITED), se);
+        if (inv_stag) {
+            CHECK(c.flags & VFW_WC_F_WITH_INV);
+            CHECK_EQ(c.invalidated_stag, inv_stag);
+            CHECK(!vfw_mr_is_valid(x->b.e, inv_stag));
+            vfw_mr_dereg(x->b.e, inv_stag);
+        }
+    }
+    CHECK_EQ(fnv(dst, size), fnv(src, size));
+    uint8_t sent[16];
+    memset(sent, 0xEE, 16);
+    CHECK(memcmp(dst + size, sent, 16) == 0);
+    CHECK_EQ(qp_state(&x->a, x->qp_a), VFW_QPS_RTS);
+    CHECK_EQ(qp_state(&x->b, x->qp_b), VFW_QPS_RTS);
+}
+
+static void test_all_opcodes_sizes(void)
+{
+    static const uint32_t sizes[] = { 1, 3, 1439, 1440, 1441, 4096, 65539,
+                                      1u << 20, 4u << 20 };
+    static const uint8_t ops[] = { VFW_WR_SEND, VFW_WR_SEND_SE,
+        VFW_WR_SEND_INV, VFW_WR_SEND_SE_INV, VFW_WR_RDMA_WRITE,
+        VFW_WR_RDMA_READ };
+    struct pair x;
+    pair_create(&x, 42);
+    pair_connect(&x, 2, 1, 7, 7);
+    for (size_t o = 0; o < sizeof(ops); o++)
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+            xfer(&x, ops[o], sizes[s], (uint32_t)(o * 31 + s));
+    /* zero-length operations */
+    struct vfw_send_wr z = { .wr_id = 1, .opcode = VFW_WR_RDMA_WRITE,
+        .flags = VFW_WR_F_SIGNALED, .remote_stag = 0x1234 };
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &z), 0);
+    pipe_pump(&x.p);
+    struct vfw_cqe c;
+    CHECK_EQ(poll1(&x.a, x.cq_a, &c), 1);
+    CHECK_EQ(c.status, VFW_WC_SUCCESS);
+    struct vfw_engine_stats st;
+    vfw_engine_stats(x.b.e, &st);
+    CHECK_EQ(st.crc_errors, 0);
+    CHECK(st.rx_fpdus > 1000);
+    pair_destroy(&x);
+}
+
+static void test_ord_limit_and_unsignaled(void)
+{
+    struct pair x;
+    pair_create(&x, 8);
+    pair_connect(&x, 2, 1, 7, 7);     /* ORD negotiated to 2 */
+    fill(x.b.mem, 8 * 4096, 99);
+    for (int i = 0; i < 8; i++) {
+        struct vfw_send_wr s = { .wr_id = (uint64_t)i,
+            .opcode = VFW_WR_RDMA_READ, .flags = VFW_WR_F_SIGNALED,
+            .num_sge = 1, .sge = { { x.mr_a, 4096, DST + i * 4096u } },
+            .remote_stag = x.mr_b, .remote_addr = SRC + i * 4096u };
+        CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+        /* an unsignaled write between reads: completes in order, no CQE */
+        struct vfw_send_wr w = { .wr_id = 100 + (uint64_t)i,
+            .opcode = VFW_WR_RDMA_WRITE, .num_sge = 1,
+            .sge = { { x.mr_a, 16, SRC } }, .remote_stag = x.mr_b,
+            .remote_addr = DST + 16u * i };
+        CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &w), 0);
+    }
+    /* before any delivery at most ORD (2) reads are on the wire */
+    struct vfw_engine_stats st;
+    vfw_engine_stats(x.a.e, &st);
+    CHECK(st.tx_fpdus <= 2 + 1 + 2);    /* RTR + 2 reads + 2 writes */
+    pipe_pump(&x.p);
+    for (int i = 0; i < 8; i++) {
+        struct vfw_cqe c;
+        CHECK_EQ(poll1(&x.a, x.cq_a, &c), 1);
+        CHECK_EQ(c.wr_id, i);
+        CHECK_EQ(c.opcode, VFW_WC_RDMA_READ);
+        CHECK_EQ(c.status, VFW_WC_SUCCESS);
+    }
+    struct vfw_cqe c;
+    CHECK_EQ(poll1(&x.a, x.cq_a, &c), 0);
+    CHECK(memcmp(x.a.mem + (DST - MEM_BASE), x.b.mem, 8 * 4096) == 0);
+    pair_destroy(&x);
+}
+
+/* ---- protection ------------------------------------------------------------*/
+
+struct prot_case {
+    const char *name;
+    int kind;
+    uint8_t layer, etype, ecode;     /* Terminate B sends (or A for local) */
+    uint8_t a_status;                /* first error CQE at A, 0xff none */
+};
+
+static void expect_term(struct host *h, uint32_t qp, bool sent, uint8_t layer,
+                        uint8_t etype, uint8_t ecode)
+{
+    struct vfw_qp_info i;
+    CHECK_EQ(vfw_qp_query(h->e, qp, &i), 0);
+    struct vfw_term_info *t = sent ? &i.term_sent : &i.term_rcvd;
+    CHECK_EQ(t->valid, 1);
+    CHECK_EQ(t->layer, layer);
+    CHECK_EQ(t->etype, etype);
+    CHECK_EQ(t->ecode, ecode);
+    CHECK_EQ(i.state, VFW_QPS_ERROR);
+}
+
+static void test_protection(void)
+{
+    enum { W_BAD_STAG, W_BOUNDS, W_NO_RIGHTS, W_OTHER_PD, W_DEREG,
+           R_NO_RIGHTS, R_BOUNDS, R_BAD_STAG, S_TOO_LONG, S_NO_RQ,
+           S_INV_OTHER_PD, L_BAD_LKEY, L_RECV_NO_LW, L_READ_SINK_NO_RW,
+           CRC_CORRUPT, W_WRAP, N_CASES };
+    static const struct prot_case cs[N_CASES] = {
+        [W_BAD_STAG]  = { "write invalid stag", W_BAD_STAG, 1, 1, 0x00, 0xff },
+        [W_BOUNDS]    = { "write out of bounds", W_BOUNDS, 1, 1, 0x01, 0xff },
+        [W_NO_RIGHTS] = { "write no remote-write", W_NO_RIGHTS, 0, 1, 0x02, 0xff },
+        [W_OTHER_PD]  = { "write other PD", W_OTHER_PD, 1, 1, 0x02, 0xff },
+        [W_DEREG]     = { "write deregistered", W_DEREG, 1, 1, 0x00, 0xff },
+        [R_NO_RIGHTS] = { "read no remote-read", R_NO_RIGHTS, 0, 1, 0x02,
+                          VFW_WC_REM_ACCESS_ERR },
+        [R_BOUNDS]    = { "read out of bounds", R_BOUNDS, 0, 1, 0x01,
+                          VFW_WC_REM_ACCESS_ERR },
+        [R_BAD_STAG]  = { "read invalid stag", R_BAD_STAG, 0, 1, 0x00,
+                          VFW_WC_REM_ACCESS_ERR },
+        [S_TOO_LONG]  = { "send too long", S_TOO_LONG, 1, 2, 0x05, 0xff },
+        [S_NO_RQ]     = { "send no recv", S_NO_RQ, 1, 2, 0x02, 0xff },
+        [S_INV_OTHER_PD] = { "send-inv other PD", S_INV_OTHER_PD, 0, 1, 0x09,
+                             0xff },
+        [L_BAD_LKEY]  = { "local bad lkey", L_BAD_LKEY, 0, 0, 0x00,
+                          VFW_WC_LOC_PROT_ERR },
+        [L_RECV_NO_LW] = { "recv sge without local write", L_RECV_NO_LW, 0, 0,
+                           0x00, 0xff },
+        [L_READ_SINK_NO_RW] = { "read sink without remote write",
+                                L_READ_SINK_NO_RW, 0, 0, 0x00,
+                                VFW_WC_LOC_PROT_ERR },
+        [CRC_CORRUPT] = { "corrupted FPDU", CRC_CORRUPT, 2, 0, 0x02, 0xff },
+        [W_WRAP]      = { "write TO wrap", W_WRAP, 1, 1, 0x03, 0xff },
+    };
+    for (int k = 0; k < N_CASES; k++) {
+        const struct prot_case *pc = &cs[k];
+        int fails0 = h_fail;
+        struct pair x;
+        pair_create(&x, 100 + (uint64_t)k);
+        pair_connect(&x, 2, 1, 7, 7);
+        uint32_t pd2, mr_ro, mr_pd2, mr_small, mr_dead, mr_nolw;
+        vfw_pd_alloc(x.b.e, &pd2);
+        CHECK_EQ(vfw_mr_reg(x.b.e, x.pd_b, DST, 4096, VFW_ACC_LOCAL_WRITE,
+                            &mr_ro), 0);
+        CHECK_EQ(vfw_mr_reg(x.b.e, pd2, DST, 4096, ALL, &mr_pd2), 0);
+        CHECK_EQ(vfw_mr_reg(x.b.e, x.pd_b, DST, 4096, ALL, &mr_small), 0);
+        CHECK_EQ(vfw_mr_reg(x.b.e, x.pd_b, DST, 4096, ALL, &mr_dead), 0);
+        CHECK_EQ(vfw_mr_dereg(x.b.e, mr_dead), 0);
+        CHECK_EQ(vfw_mr_reg(x.b.e, x.pd_b, DST, 4096, VFW_ACC_REMOTE_READ,
+                            &mr_nolw), 0);
+        uint32_t a_ro;
+        CHECK_EQ(vfw_mr_reg(x.a.e, x.pd_a, DST, 4096, VFW_ACC_LOCAL_WRITE,
+                            &a_ro), 0);
+        fill(x.a.mem, MEMSZ, 1000 + (uint32_t)k);
+        fill(x.b.mem, MEMSZ, 2000 + (uint32_t)k);
+        uint32_t before_b = fnv(x.b.mem, MEMSZ);
+        uint32_t before_a_dst = fnv(x.a.mem + (DST - MEM_BASE), 8192);
+        struct vfw_send_wr s = { .wr_id = 1, .flags = VFW_WR_F_SIGNALED,
+            .num_sge = 1, .sge = { { x.mr_a, 4096, SRC } },
+            .remote_stag = mr_small, .remote_addr = DST };
+        struct vfw_recv_wr r = { .wr_id = 2, .num_sge = 1,
+            .sge = { { x.mr_b, 100, DST } } };
+        bool recv = false, b_local = false;
+        switch (pc->kind) {
+        case W_BAD_STAG:  s.opcode = VFW_WR_RDMA_WRITE; s.remote_stag = 0xdead00; break;
+        case W_BOUNDS:    s.opcode = VFW_WR_RDMA_WRITE; s.remote_addr = DST + 4000; break;
+        case W_NO_RIGHTS: s.opcode = VFW_WR_RDMA_WRITE; s.remote_stag = mr_ro; break;
+        case W_OTHER_PD:  s.opcode = VFW_WR_RDMA_WRITE; s.remote_stag = mr_pd2; break;
+        case W_DEREG:     s.opcode = VFW_WR_RDMA_WRITE; s.remote_stag = mr_dead; break;
+        case W_WRAP:      s.opcode = VFW_WR_RDMA_WRITE;
+                          s.remote_addr = UINT64_MAX - 100; break;
+        case R_NO_RIGHTS: s.opcode = VFW_WR_RDMA_READ; s.remote_stag = mr_ro;
+                          s.sge[0].addr = DST; break;
+        case R_BOUNDS:    s.opcode = VFW_WR_RDMA_READ; s.remote_addr = DST + 8;
+                          s.sge[0].addr = DST; break;
+        case R_BAD_STAG:  s.opcode = VFW_WR_RDMA_READ; s.remote_stag = 7;
+                          s.sge[0].addr = DST; break;
+        case S_TOO_LONG:  s.opcode = VFW_WR_SEND; recv = true; break;
+        case S_NO_RQ:     s.opcode = VFW_WR_SEND; break;
+        case S_INV_OTHER_PD: s.opcode = VFW_WR_SEND_INV; s.sge[0].len = 10;
+                          s.invalidate_stag = mr_pd2; recv = true; break;
+        case L_BAD_LKEY:  s.opcode = VFW_WR_SEND; s.sge[0].stag = 0x4242;
+                          recv = true; break;
+        case L_RECV_NO_LW: s.opcode = VFW_WR_SEND; s.sge[0].len = 50;
+                          r.sge[0].stag = mr_nolw; recv = true;
+                          b_local = true; break;
+        case L_READ_SINK_NO_RW: s.opcode = VFW_WR_RDMA_READ;
+                          s.sge[0].stag = a_ro; s.sge[0].addr = DST;
+                          s.remote_stag = mr_small; break;
+        case CRC_CORRUPT: s.opcode = VFW_WR_RDMA_WRITE;
+                          x.p.corrupt = true; x.p.corrupt_at = x.p.sent0 + 30;
+                          break;
+        }
+        if (recv)
+            CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+        /* a WR posted after the error must be flushed */
+        struct vfw_send_wr f = { .wr_id = 3, .opcode = VFW_WR_SEND,
+            .flags = 0, .num_sge = 0 };
+        CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+        pipe_pump(&x.p);
+        CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &f), 0);
+        bool a_local = pc->kind == L_BAD_LKEY || pc->kind == L_READ_SINK_NO_RW;
+        if (a_local) {
+            expect_term(&x.a, x.qp_a, true, pc->layer, pc->etype, pc->ecode);
+            expect_term(&x.b, x.qp_b, false, pc->layer, pc->etype, pc->ecode);
+        } else {
+            expect_term(&x.b, x.qp_b, true, pc->layer, pc->etype, pc->ecode);
+            expect_term(&x.a, x.qp_a, false, pc->layer, pc->etype, pc->ecode);
+        }
+        /* A's CQEs: the failing WR's status (if it reports one), then the
+         * follow-up flushed */
+        struct vfw_cqe c[4];
+        int n = vfw_cq_poll(x.a.e, x.cq_a, c, 4);
+        CHECK(n >= 1);
+        if (n >= 1 && pc->a_status != 0xff) {
+            CHECK_EQ(c[0].wr_id, 1);
+            CHECK_EQ(c[0].status, pc->a_status);
+        }
+        if (n >= 1) {
+            CHECK_EQ(c[n - 1].wr_id, 3);
+            CHECK_EQ(c[n - 1].status, VFW_WC_WR_FLUSH_ERR);
+        }
+        /* B: a receive CQE carries the error or the flush */
+        if (recv) {
+            CHECK_EQ(poll1(&x.b, x.cq_b, c), 1);
+            CHECK_EQ(c[0].wr_id, 2);
+            CHECK(c[0].status != VFW_WC_SUCCESS);
+            if (pc->kind == S_TOO_LONG)
+                CHECK_EQ(c[0].status, VFW_WC_LOC_LEN_ERR);
+            if (b_local)
+                CHECK_EQ(c[0].status, VFW_WC_LOC_PROT_ERR);
+        }
+        /* no byte of B's memory moved; A's read sink untouched */
+        CHECK_EQ(fnv(x.b.mem, MEMSZ), before_b);
+        CHECK_EQ(fnv(x.a.mem + (DST - MEM_BASE), 8192), before_a_dst);
+        CHECK_EQ(x.a.dma_faults + x.b.dma_faults, 0);
+        if (h_fail != fails0)
+            fprintf(stderr, "  (case %s)\n", pc->name);
+        pair_destroy(&x);
+    }
+}
+
+static void test_flush_and_close(void)
+{
+    struct pair x;
+    pair_create(&x, 9);
+    pair_connect(&x, 2, 1, 7, 7);
+    for (int i = 0; i < 5; i++) {
+        struct vfw_recv_wr r = { .wr_id = 10 + (uint64_t)i, .num_sge = 1,
+            .sge = { { x.mr_b, 100, DST } } };
+        CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+    }
+    CHECK_EQ(vfw_cq_arm(x.b.e, x.cq_b, 0), 0);
+    /* graceful close from A */
+    CHECK_EQ(vfw_qp_modify(x.a.e, x.qp_a, VFW_QPS_CLOSING), 0);
+    pipe_pump(&x.p);
+    CHECK_EQ(qp_state(&x.a, x.qp_a), VFW_QPS_IDLE);
+    CHECK(h_find_ev(&x.a, VFW_CM_CLOSED) >= 0);
+    CHECK(h_find_ev(&x.b, VFW_CM_CLOSED) >= 0);
+    struct vfw_cqe c[8];
+    int n = vfw_cq_poll(x.b.e, x.cq_b, c, 8);
+    CHECK_EQ(n, 5);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(c[i].status, VFW_WC_WR_FLUSH_ERR);
+    CHECK(x.b.notifies >= 1);
+    /* posting into a dead QP flushes at once */
+    struct vfw_send_wr s = { .wr_id = 99, .opcode = VFW_WR_SEND };
+    vfw_qp_modify(x.b.e, x.qp_b, VFW_QPS_ERROR);
+    CHECK_EQ(vfw_post_send(x.b.e, x.qp_b, &s), 0);
+    CHECK_EQ(poll1(&x.b, x.cq_b, c), 1);
+    CHECK_EQ(c[0].status, VFW_WC_WR_FLUSH_ERR);
+    pair_destroy(&x);
+
+    /* abort (modify to ERROR) from A: B sees a reset */
+    pair_create(&x, 10);
+    pair_connect(&x, 2, 1, 7, 7);
+    struct vfw_recv_wr r = { .wr_id = 1, .num_sge = 1,
+                             .sge = { { x.mr_a, 100, DST } } };
+    vfw_post_recv(x.a.e, x.qp_a, &r);
+    CHECK_EQ(vfw_qp_modify(x.a.e, x.qp_a, VFW_QPS_ERROR), 0);
+    pipe_pump(&x.p);
+    CHECK_EQ(qp_state(&x.b, x.qp_b), VFW_QPS_ERROR);
+    CHECK_EQ(poll1(&x.a, x.cq_a, c), 1);
+    CHECK_EQ(c[0].status, VFW_WC_WR_FLUSH_ERR);
+    pair_destroy(&x);
+}
+
+static void test_api_validation(void)
+{
+    uint64_t clk = 0;
+    struct host h;
+    host_init(&h, &clk, 4096, 1);
+    uint32_t pd, cq, qp, mr;
+    CHECK_EQ(vfw_pd_alloc(h.e, &pd), 0);
+    CHECK_EQ(vfw_mr_reg(h.e, pd, MEM_BASE, 0, 0, &mr), -EINVAL);
+    CHECK_EQ(vfw_mr_reg(h.e, pd, UINT64_MAX - 5, 100, 0, &mr), -EINVAL);
+    CHECK_EQ(vfw_mr_reg(h.e, pd, MEM_BASE, 100, VFW_ACC_REMOTE_WRITE, &mr),
+             -EINVAL);
+    CHECK_EQ(vfw_mr_reg(h.e, 77, MEM_BASE, 100, 0, &mr), -ENOENT);
+    CHECK_EQ(vfw_cq_create(h.e, 0, &cq), -EINVAL);
+    CHECK_EQ(vfw_cq_create(h.e, 16, &cq), 0);
+    struct vfw_qp_attr a = { .pd_id = pd, .send_cq = cq, .recv_cq = cq,
+        .sq_depth = 4, .rq_depth = 4, .ord = 1, .ird = 1, .max_sge = 2 };
+    a.sq_depth = 100000;
+    CHECK_EQ(vfw_qp_create(h.e, &a, &qp), -EINVAL);
+    a.sq_depth = 4;
+    a.recv_cq = 99;
+    CHECK_EQ(vfw_qp_create(h.e, &a, &qp), -ENOENT);
+    a.recv_cq = cq;
+    CHECK_EQ(vfw_qp_create(h.e, &a, &qp), 0);
+    CHECK_EQ(vfw_pd_free(h.e, pd), -EBUSY);
+    CHECK_EQ(vfw_cq_destroy(h.e, cq), -EBUSY);
+    struct vfw_send_wr s = { .opcode = 17 };
+    CHECK_EQ(vfw_post_send(h.e, qp, &s), -EINVAL);
+    s.opcode = VFW_WR_SEND;
+    s.num_sge = 3;
+    CHECK_EQ(vfw_post_send(h.e, qp, &s), -EINVAL);
+    s.num_sge = 2;
+    s.sge[0].len = s.sge[1].len = 0x80000000u;
+    CHECK_EQ(vfw_post_send(h.e, qp, &s), -EINVAL);
+    s.sge[0].len = s.sge[1].len = 1;
+    s.opcode = VFW_WR_RDMA_READ;
+    CHECK_EQ(vfw_post_send(h.e, qp, &s), -EINVAL);
+    s.opcode = VFW_WR_SEND;
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(vfw_post_send(h.e, qp, &s), 0);
+    CHECK_EQ(vfw_post_send(h.e, qp, &s), -ENOMEM);
+    CHECK_EQ(vfw_post_send(h.e, 55, &s), -ENOENT);
+    struct vfw_cqe c;
+    CHECK_EQ(vfw_cq_poll(h.e, cq, &c, -1), -EINVAL);
+    CHECK_EQ(vfw_qp_destroy(h.e, qp), 0);
+    CHECK_EQ(vfw_cq_destroy(h.e, cq), 0);
+    CHECK_EQ(vfw_pd_free(h.e, pd), 0);
+    host_fini(&h);
+}
+
+int main(void)
+{
+    test_crc32c();
+    test_api_validation();
+    test_setup_variants();
+    test_reject();
+    test_handshake_timeout_and_garbage();
+    test_all_opcodes_sizes();
+    test_ord_limit_and_unsignaled();
+    test_protection();
+    test_flush_and_close();
+    printf("iwarp: %d passed, %d failed\n", h_pass, h_fail);
+    return h_fail ? 1 : 0;
+}
