@@ -18,6 +18,7 @@
 #include "vfw_engine.h"
 
 static int h_pass, h_fail;
+static inline void h_unused(void) { (void)h_pass; (void)h_fail; }
 #define CHECK(cond) do { if (cond) h_pass++; else { h_fail++; \
     fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
 #define CHECK_EQ(a, b) do { long long _a = (long long)(a), _b = (long long)(b); \
@@ -41,7 +42,7 @@ struct host {
     bool reject;
 };
 
-static int h_dma_read(void *o, uint16_t f, uint64_t iova, void *buf, size_t len)
+static inline int h_dma_read(void *o, uint16_t f, uint64_t iova, void *buf, size_t len)
 {
     struct host *h = o;
     (void)f;
@@ -53,7 +54,7 @@ static int h_dma_read(void *o, uint16_t f, uint64_t iova, void *buf, size_t len)
     memcpy(buf, h->mem + (iova - MEM_BASE), len);
     return 0;
 }
-static int h_dma_write(void *o, uint16_t f, uint64_t iova, const void *buf,
+static inline int h_dma_write(void *o, uint16_t f, uint64_t iova, const void *buf,
                        size_t len)
 {
     struct host *h = o;
@@ -66,9 +67,9 @@ static int h_dma_write(void *o, uint16_t f, uint64_t iova, const void *buf,
     memcpy(h->mem + (iova - MEM_BASE), buf, len);
     return 0;
 }
-static void h_notify(void *o, uint32_t cq) { (void)cq; ((struct host *)o)->notifies++; }
-static uint64_t h_now(void *o) { return *((struct host *)o)->clock; }
-static void h_cm(void *o, const struct vfw_cm_event *ev)
+static inline void h_notify(void *o, uint32_t cq) { (void)cq; ((struct host *)o)->notifies++; }
+static inline uint64_t h_now(void *o) { return *((struct host *)o)->clock; }
+static inline void h_cm(void *o, const struct vfw_cm_event *ev)
 {
     struct host *h = o;
     if (h->nev < 32) {
@@ -85,7 +86,7 @@ static void h_cm(void *o, const struct vfw_cm_event *ev)
             vfw_accept(h->e, ev->cep_id, h->accept_qp, &h->accept_param);
     }
 }
-static int h_find_ev(const struct host *h, enum vfw_cm_event_type t)
+static inline int h_find_ev(const struct host *h, enum vfw_cm_event_type t)
 {
     for (int i = 0; i < h->nev; i++)
         if (h->ev[i].type == t)
@@ -93,7 +94,7 @@ static int h_find_ev(const struct host *h, enum vfw_cm_event_type t)
     return -1;
 }
 
-static void host_init(struct host *h, uint64_t *clock, size_t mem_len,
+static inline void host_init(struct host *h, uint64_t *clock, size_t mem_len,
                       uint16_t func)
 {
     memset(h, 0, sizeof(*h));
@@ -106,7 +107,7 @@ static void host_init(struct host *h, uint64_t *clock, size_t mem_len,
     struct vfw_engine_config cfg = { .func_id = func };
     h->e = vfw_engine_new(&ops, &cfg);
 }
-static void host_fini(struct host *h)
+static inline void host_fini(struct host *h)
 {
     vfw_engine_free(h->e);
     free(h->mem);
@@ -133,13 +134,13 @@ struct pipe {
     bool corrupt;
 };
 
-static uint64_t p_rand(struct pipe *p)
+static inline uint64_t p_rand(struct pipe *p)
 {
     p->rng ^= p->rng << 13; p->rng ^= p->rng >> 7; p->rng ^= p->rng << 17;
     return p->rng;
 }
 
-static int p_send(void *conn, const uint8_t *d, size_t len)
+static inline int p_send(void *conn, const uint8_t *d, size_t len)
 {
     struct pipe_end *pe = conn;
     struct pipe *p = pe->p;
@@ -167,25 +168,25 @@ static int p_send(void *conn, const uint8_t *d, size_t len)
     q->len += len;
     return 0;
 }
-static size_t p_space(void *conn)
+static inline size_t p_space(void *conn)
 {
     struct pipe_end *pe = conn;
     struct pipe_q *q = &pe->p->q[pe->side];
     return q->cap - q->len;
 }
-static uint16_t p_mss(void *conn) { return ((struct pipe_end *)conn)->p->mss; }
-static void p_resume(void *conn)
+static inline uint16_t p_mss(void *conn) { return ((struct pipe_end *)conn)->p->mss; }
+static inline void p_resume(void *conn)
 {
     struct pipe_end *pe = conn;
     pe->p->resume[1 - pe->side] = true;
 }
-static void p_close(void *conn)
+static inline void p_close(void *conn)
 {
     struct pipe_end *pe = conn;
     pe->p->closed[pe->side] = true;
     pe->p->q[pe->side].fin = true;
 }
-static void p_abort(void *conn)
+static inline void p_abort(void *conn)
 {
     struct pipe_end *pe = conn;
     pe->p->aborted = true;
@@ -194,7 +195,7 @@ static void p_abort(void *conn)
 static const struct vfw_llp_ops pipe_llp = { p_send, p_space, p_mss, p_resume,
                                              p_close, p_abort };
 
-static void pipe_init(struct pipe *p, struct host *a, struct host *b,
+static inline void pipe_init(struct pipe *p, struct host *a, struct host *b,
                       uint16_t mss, size_t cap, size_t max_chunk, uint64_t seed)
 {
     memset(p, 0, sizeof(*p));
@@ -212,14 +213,14 @@ static void pipe_init(struct pipe *p, struct host *a, struct host *b,
     vfw_cep_create(a->e, &pipe_llp, &p->end[0], 1, &p->cep[0]);
     vfw_cep_create(b->e, &pipe_llp, &p->end[1], 0, &p->cep[1]);
 }
-static void pipe_fini(struct pipe *p)
+static inline void pipe_fini(struct pipe *p)
 {
     free(p->q[0].buf);
     free(p->q[1].buf);
 }
 
 /* Deliver bytes and events until nothing moves. Returns rounds used. */
-static int pipe_pump(struct pipe *p)
+static inline int pipe_pump(struct pipe *p)
 {
     int rounds = 0;
     for (bool moved = true; moved && rounds < 10000000; rounds++) {
@@ -283,14 +284,14 @@ static int pipe_pump(struct pipe *p)
 }
 
 /* ---- helpers ---------------------------------------------------------------*/
-static uint32_t fnv(const uint8_t *d, size_t n)
+static inline uint32_t fnv(const uint8_t *d, size_t n)
 {
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++)
         h = (h ^ d[i]) * 16777619u;
     return h;
 }
-static void fill(uint8_t *d, size_t n, uint32_t seed)
+static inline void fill(uint8_t *d, size_t n, uint32_t seed)
 {
     uint32_t x = seed * 2654435761u + 1;
     for (size_t i = 0; i < n; i++) {
