@@ -117,7 +117,60 @@ void vfw_tcp_conn_addr(const struct vfw_tcp_conn *c, uint32_t *lip,
 struct vfw_tcp_stats {
     uint64_t segs_in, segs_out, retrans, dup_acks, bad_csum, rst_out,
              drops_no_conn, ooo_queued;
+    /* Added by the TCP owner (additive, appended): frames dropped for bad
+     * lengths/headers, IPv4 fragments dropped, ARP frames in/out, connection
+     * attempts refused because max_conns live connections exist, segments
+     * dropped because the bounded out-of-order queue was full, timeouts. */
+    uint64_t malformed, ip_frags, arp_in, arp_out, conn_limit, ooo_dropped,
+             timeouts;
 };
 void vfw_tcp_stats(const struct vfw_tcp_stack *s, struct vfw_tcp_stats *st);
+
+/*
+ * Tunables (added by the TCP owner; additive). vfw_tcp_stack_new() applies
+ * the defaults shown; change them with get, modify, set. Times in ns.
+ * vfw_tcp_set_tunables() returns -EINVAL for out-of-range values.
+ */
+struct vfw_tcp_tunables {
+    uint64_t time_wait_ns;   /* TIME_WAIT length, default 1 s (short) */
+    uint64_t fin_wait2_ns;   /* FIN_WAIT_2 limit, default 30 s */
+    uint64_t rto_init_ns;    /* RFC 6298 initial RTO, default 1 s */
+    uint64_t rto_min_ns;     /* default 200 ms (as Linux) */
+    uint64_t rto_max_ns;     /* default 60 s */
+    uint64_t delack_ns;      /* delayed ACK, default 40 ms */
+    uint32_t syn_retries;    /* SYN / SYN-ACK retransmissions, default 5 */
+    uint32_t data_retries;   /* data retransmissions before -ETIMEDOUT, 8 */
+    uint32_t ooo_max_ranges; /* out-of-order holes kept, 1..64, default 16 */
+    uint32_t wscale;         /* 1: offer/accept window scaling (default) */
+    /* Secret mixed into ISNs and ephemeral ports (RFC 6528). The default is
+     * derived from mac/ip/clock and is NOT unpredictable: the device glue
+     * should set it from a real RNG. */
+    uint64_t isn_secret;
+};
+void vfw_tcp_get_tunables(const struct vfw_tcp_stack *s,
+                          struct vfw_tcp_tunables *t);
+int vfw_tcp_set_tunables(struct vfw_tcp_stack *s,
+                         const struct vfw_tcp_tunables *t);
+
+/*
+ * Lifetime details (clarification by the TCP owner, no API change):
+ * - A passive connection is handed to the accept upcall once the three-way
+ *   handshake completes (ESTABLISHED); data in the completing segment is
+ *   delivered after accept returns. Refused (NULL) → RST.
+ * - A failed active open is reported only through connected(err < 0)
+ *   (-ECONNREFUSED on RST, -ETIMEDOUT, -EHOSTUNREACH without ARP reply); the
+ *   conn is invalid once that upcall returns. closed is never called for it.
+ * - Each connection gets at most one closed upcall. The peer's FIN is
+ *   reported (closed, err 0) only after every received byte was consumed.
+ *   If it came while we were still open (passive close), the conn stays
+ *   valid (send allowed) until the callee calls vfw_tcp_close() or
+ *   vfw_tcp_abort(); it is invalid when that returns, with no further upcall,
+ *   even if the connection later fails. If vfw_tcp_close() comes first, the
+ *   conn stays valid (recv may still deliver) until the closed upcall.
+ * - vfw_tcp_close() before the connection is established acts like
+ *   vfw_tcp_abort() (no upcall).
+ * - vfw_tcp_connect() errors: -ENOBUFS when max_conns are live, -EADDRINUSE,
+ *   -EINVAL. Zero-length records are accepted and send nothing.
+ */
 
 #endif /* VFW_TCP_H */
