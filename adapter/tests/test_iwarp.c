@@ -94,6 +94,26 @@ static void test_crc32c(void)
         a = vfw_crc32c(a, buf + off, sizeof(buf) - off);
         CHECK_EQ(a, ~c);
     }
+    /* every length/alignment class across the 3-lane block sizes */
+    enum { BIG = 3 * 2048 * 2 + 3 * 160 * 2 + 50 };
+    uint8_t *big = malloc(BIG + 8);
+    fill(big, BIG + 8, 11);
+    static const size_t lens[] = { 0, 1, 7, 8, 479, 480, 481, 961, 1454,
+                                   1460, 6143, 6144, 6145, 8946, BIG };
+    int bad = 0;
+    for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+        for (size_t al = 0; al < 8; al++) {
+            uint32_t r = ~0u;
+            for (size_t i = 0; i < lens[li]; i++) {
+                r ^= big[al + i];
+                for (int k = 0; k < 8; k++)
+                    r = (r >> 1) ^ (0x82F63B78u & (0u - (r & 1)));
+            }
+            if (vfw_crc32c(0, big + al, lens[li]) != ~r)
+                bad++;
+        }
+    CHECK_EQ(bad, 0);
+    free(big);
     printf("crc32c: %s\n", vfw_crc32c_is_hw() ? "sse4.2" : "bitwise");
 }
 
