@@ -160,11 +160,12 @@ void vfw_rdmap_rx_tagged(struct vfw_engine *e, struct vfw_qp *qp,
         term_op(e, qp, qp_id, RDMAP_EC_OPCODE, u, DDP_TAGGED_HDR, len);
         return;
     }
+    if (qp->rtr_read_pending && stag == RTR_STAG && pl == 0 && last) {
+        qp->rtr_read_pending = false;   /* the answer to our Read RTR; it
+                                           precedes every other response */
+        return;
+    }
     if (qp->ord_cnt == 0) {
-        if (qp->rtr_read_pending && pl == 0 && last) {
-            qp->rtr_read_pending = false;   /* answer to our Read RTR */
-            return;
-        }
         term_op(e, qp, qp_id, RDMAP_EC_OPCODE, u, DDP_TAGGED_HDR, len);
         return;
     }

@@ -177,6 +177,79 @@ static void test_setup_variants(void)
     }
 }
 
+/* Work posted before the connection is up goes out right after the RTR;
+ * with a Read RTR the zero-length answer precedes the real Read's. */
+static void test_rtr_then_work(void)
+{
+    static const uint8_t rtrs[] = { VFW_RTR_READ, VFW_RTR_SEND,
+                                    VFW_RTR_WRITE };
+    for (size_t i = 0; i < sizeof(rtrs); i++) {
+        struct pair x;
+        pair_create(&x, 50 + i);
+        x.b.accept_qp = x.qp_b;
+        x.b.accept_param = (struct vfw_conn_param){ .mpa_rev = 2, .p2p = 1,
+            .crc = 1 };
+        struct vfw_conn_param cp = { .mpa_rev = 2, .p2p = 1, .crc = 1,
+                                     .rtr_mask = rtrs[i] };
+        fill(x.b.mem, 3000, 5);
+        CHECK_EQ(vfw_connect(x.a.e, x.p.cep[0], x.qp_a, &cp), 0);
+        struct vfw_send_wr s = { .wr_id = 1, .opcode = VFW_WR_RDMA_READ,
+            .flags = VFW_WR_F_SIGNALED, .num_sge = 1,
+            .sge = { { x.mr_a, 3000, DST } }, .remote_stag = x.mr_b,
+            .remote_addr = SRC };
+        CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+        struct vfw_recv_wr r = { .wr_id = 2, .num_sge = 1,
+            .sge = { { x.mr_b, 100, DST } } };
+        CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+        s = (struct vfw_send_wr){ .wr_id = 3, .opcode = VFW_WR_SEND,
+            .flags = VFW_WR_F_SIGNALED, .num_sge = 1,
+            .sge = { { x.mr_a, 100, SRC } } };
+        CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+        pipe_pump(&x.p);
+        struct vfw_cqe c[2];
+        CHECK_EQ(vfw_cq_poll(x.a.e, x.cq_a, c, 2), 2);
+        CHECK_EQ(c[0].wr_id, 1);
+        CHECK_EQ(c[0].status, VFW_WC_SUCCESS);
+        CHECK_EQ(c[1].wr_id, 3);
+        CHECK_EQ(c[1].status, VFW_WC_SUCCESS);
+        CHECK_EQ(poll1(&x.b, x.cq_b, c), 1);
+        CHECK_EQ(c[0].wr_id, 2);
+        CHECK_EQ(c[0].status, VFW_WC_SUCCESS);
+        CHECK(memcmp(x.a.mem + (DST - MEM_BASE), x.b.mem, 3000) == 0);
+        CHECK_EQ(qp_state(&x.a, x.qp_a), VFW_QPS_RTS);
+        pair_destroy(&x);
+    }
+}
+
+/* CQ arming: solicited-only fires for Send-with-SE, not for plain Send */
+static void test_solicited_notify(void)
+{
+    struct pair x;
+    pair_create(&x, 60);
+    pair_connect(&x, 2, 1, 7, 7);
+    for (int i = 0; i < 2; i++) {
+        struct vfw_recv_wr r = { .wr_id = (uint64_t)i, .num_sge = 1,
+                                 .sge = { { x.mr_b, 64, DST } } };
+        CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+    }
+    CHECK_EQ(vfw_cq_arm(x.b.e, x.cq_b, 1), 0);
+    uint64_t n0 = x.b.notifies;
+    struct vfw_send_wr s = { .wr_id = 1, .opcode = VFW_WR_SEND, .num_sge = 1,
+                             .sge = { { x.mr_a, 8, SRC } } };
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    pipe_pump(&x.p);
+    CHECK_EQ(x.b.notifies, n0);
+    s.opcode = VFW_WR_SEND_SE;
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    pipe_pump(&x.p);
+    CHECK_EQ(x.b.notifies, n0 + 1);
+    struct vfw_cqe c[2];
+    CHECK_EQ(vfw_cq_poll(x.b.e, x.cq_b, c, 2), 2);
+    CHECK_EQ(c[0].flags & VFW_WC_F_SOLICITED, 0);
+    CHECK(c[1].flags & VFW_WC_F_SOLICITED);
+    pair_destroy(&x);
+}
+
 static void test_reject(void)
 {
     struct pair x;
@@ -612,6 +685,8 @@ int main(void)
     test_crc32c();
     test_api_validation();
     test_setup_variants();
+    test_rtr_then_work();
+    test_solicited_notify();
     test_reject();
     test_handshake_timeout_and_garbage();
     test_all_opcodes_sizes();
