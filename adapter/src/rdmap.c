@@ -115,10 +115,10 @@ void vfw_rdmap_terminate(struct vfw_engine *e, struct vfw_qp *qp,
     }
     /* a half-received message will never complete */
     if (qp->rx_active) {
-        struct vfw_cqe c = { .wr_id = qp->rx_wqe.wr_id, .qp_id = qp_id,
+        struct vfw_cqe q = { .wr_id = qp->rx_wqe.wr_id, .qp_id = qp_id,
                              .opcode = VFW_WC_RECV,
                              .status = VFW_WC_GENERAL_ERR };
-        vfw_cq_push(e, qp->attr.recv_cq, &c);
+        vfw_cq_push(e, qp->attr.recv_cq, &q);
         qp->rx_active = false;
     }
     vfw_rdmap_tx(e, qp_id);
