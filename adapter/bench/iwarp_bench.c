@@ -404,11 +404,17 @@ int main(int argc, char **argv)
     epair_init(&xn, 0);
     struct vfw_tcp_stack *sa = NULL, *sb = NULL;
     for (int i = 0; i < NS; i++) {
-        mc[i] = bench_memcpy(sizes[i]);
-        pw[i] = bench_pipe_write(&x, sizes[i]);
-        pn[i] = bench_pipe_write(&xn, sizes[i]);
-        tw[i] = bench_tcp_write(sizes[i], &sa, &sb, i == 0);
-        lo[i] = bench_lo_tcp(sizes[i]);
+        /* best of 3 of each (a shared, noisy machine), interleaved */
+        mc[i] = pw[i] = pn[i] = tw[i] = lo[i] = 0;
+        for (int rep = 0; rep < 3; rep++) {
+            double v;
+            if ((v = bench_memcpy(sizes[i])) > mc[i]) mc[i] = v;
+            if ((v = bench_pipe_write(&x, sizes[i])) > pw[i]) pw[i] = v;
+            if ((v = bench_pipe_write(&xn, sizes[i])) > pn[i]) pn[i] = v;
+            if ((v = bench_tcp_write(sizes[i], &sa, &sb, i == 0 && rep == 0)) > tw[i])
+                tw[i] = v;
+            if ((v = bench_lo_tcp(sizes[i])) > lo[i]) lo[i] = v;
+        }
         fprintf(stderr, "%8u B: memcpy %.2f GB/s  engine(pipe) %.2f (%.3fx)  "
                 "no-CRC %.2f (%.3fx)  engine(own TCP) %.2f (%.3fx)  "
                 "linux-lo-tcp %.2f GB/s\n", sizes[i], mc[i], pw[i],
@@ -439,7 +445,7 @@ int main(int argc, char **argv)
             "pipe = iWARP layers over an in-memory record stream (MSS 9000); "
             "own_tcp = the adapter's TCP over simwire (MTU 9000, no faults); "
             "ratios are to a single-thread memcpy of the same message size in "
-            "the same run\",\n");
+            "the same run; each figure is the best of 3 interleaved repetitions\",\n");
     fprintf(o, "  \"rdma_write_goodput\": [\n");
     for (int i = 0; i < NS; i++)
         fprintf(o, "    {\"size_bytes\": %u, \"memcpy_GBps\": %.3f, "
