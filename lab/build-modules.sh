@@ -17,6 +17,7 @@ for dir in pf-driver/kernel vf-driver/kernel; do
   name=${dir%%/*}
   step "Building $dir for guest kernel $kver"
   # Copy sources (and the shared hardware interface) so the tree stays clean.
+  mkdir -p "$out/src/$name/kernel"
   rsync -rc --delete --exclude '*.o' --exclude '*.ko' "$VFW_TOP/$dir/" "$out/src/$name/kernel/"
   rsync -rc --delete "$VFW_TOP/include/" "$out/src/include/"
   unshare -m --propagation private bash -c '
