@@ -32,7 +32,7 @@ uint32_t vfw_ddp_hdr(const struct vfw_txmsg *m, uint8_t *p, bool last)
 static int gather_sges(struct vfw_engine *e, struct vfw_qp *qp,
                        struct vfw_txmsg *m, uint8_t *dst, uint32_t n)
 {
-    struct vfw_swqe *w = &qp->sq[m->sq_idx % qp->attr.sq_depth];
+    struct vfw_swqe *w = &qp->sq[m->sq_idx % qp->sq_ring];
     uint32_t done = 0;
     while (done < n) {
         if (m->sge_i >= w->wr.num_sge)

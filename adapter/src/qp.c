@@ -8,6 +8,14 @@
 #include <stdlib.h>
 #include "vfw_iwarp.h"
 
+static uint32_t pow2_at_least(uint32_t v)
+{
+    uint32_t r = 1;
+    while (r < v)
+        r <<= 1;
+    return r;
+}
+
 int vfw_qp_create(struct vfw_engine *e, const struct vfw_qp_attr *a,
                   uint32_t *qp_id)
 {
@@ -31,8 +39,12 @@ int vfw_qp_create(struct vfw_engine *e, const struct vfw_qp_attr *a,
         free(q->rq);
         free(q->txbuf);
         memset(q, 0, sizeof(*q));
-        q->sq = calloc(a->sq_depth, sizeof(*q->sq));
-        q->rq = calloc(a->rq_depth, sizeof(*q->rq));
+        /* rings are powers of two so that free-running 32-bit indices
+         * map to slots consistently across wrap-around */
+        q->sq_ring = pow2_at_least(a->sq_depth);
+        q->rq_ring = pow2_at_least(a->rq_depth);
+        q->sq = calloc(q->sq_ring, sizeof(*q->sq));
+        q->rq = calloc(q->rq_ring, sizeof(*q->rq));
         if (!q->sq || !q->rq) {
             free(q->sq);
             free(q->rq);
@@ -120,7 +132,7 @@ static void sq_cqe(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
 void vfw_qp_retire(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
 {
     while (qp->sq_head != qp->sq_next) {
-        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->attr.sq_depth];
+        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->sq_ring];
         if (w->state != SWQE_DONE)
             break;
         if ((w->wr.flags & VFW_WR_F_SIGNALED) || w->status != VFW_WC_SUCCESS)
@@ -143,7 +155,7 @@ void vfw_qp_flush(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
         e->st.flushed++;
     }
     while (qp->sq_head != qp->sq_tail) {
-        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->attr.sq_depth];
+        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->sq_ring];
         if (w->state != SWQE_DONE) {
             w->status = VFW_WC_WR_FLUSH_ERR;
             e->st.flushed++;
@@ -155,7 +167,7 @@ void vfw_qp_flush(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
     }
     qp->sq_next = qp->sq_tail;
     while (qp->rq_head != qp->rq_tail) {
-        struct vfw_recv_wr *r = &qp->rq[qp->rq_head % qp->attr.rq_depth];
+        struct vfw_recv_wr *r = &qp->rq[qp->rq_head % qp->rq_ring];
         struct vfw_cqe c = { .wr_id = r->wr_id, .qp_id = qp_id,
                              .opcode = VFW_WC_RECV,
                              .status = VFW_WC_WR_FLUSH_ERR };
@@ -269,7 +281,7 @@ int vfw_post_send(struct vfw_engine *e, uint32_t qp_id,
         return -EINVAL;     /* iWARP: the Read sink is one tagged buffer */
     if (qp->sq_tail - qp->sq_head >= qp->attr.sq_depth)
         return -ENOMEM;
-    struct vfw_swqe *w = &qp->sq[qp->sq_tail % qp->attr.sq_depth];
+    struct vfw_swqe *w = &qp->sq[qp->sq_tail % qp->sq_ring];
     memset(w, 0, sizeof(*w));
     w->wr = *wr;
     w->byte_len = (uint32_t)total;
@@ -294,7 +306,7 @@ int vfw_post_recv(struct vfw_engine *e, uint32_t qp_id,
         return -EINVAL;
     if (qp->rq_tail - qp->rq_head >= qp->attr.rq_depth)
         return -ENOMEM;
-    qp->rq[qp->rq_tail % qp->attr.rq_depth] = *wr;
+    qp->rq[qp->rq_tail % qp->rq_ring] = *wr;
     qp->rq_tail++;
     if (qp->state == VFW_QPS_ERROR)
         vfw_qp_flush(e, qp, qp_id);

@@ -202,7 +202,7 @@ void vfw_rdmap_rx_tagged(struct vfw_engine *e, struct vfw_qp *qp,
         term_tagged_err(e, qp, qp_id, MR_BOUNDS, u, len);
         return;
     }
-    struct vfw_swqe *w = &qp->sq[o->sq_idx % qp->attr.sq_depth];
+    struct vfw_swqe *w = &qp->sq[o->sq_idx % qp->sq_ring];
     w->state = SWQE_DONE;
     w->status = VFW_WC_SUCCESS;
     w->byte_len = o->len;
@@ -293,7 +293,7 @@ static void rx_send(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
             term_untagged(e, qp, qp_id, DDP_EC_U_NO_BUF, u, len);
             return;
         }
-        qp->rx_wqe = qp->rq[qp->rq_head % qp->attr.rq_depth];
+        qp->rx_wqe = qp->rq[qp->rq_head % qp->rq_ring];
         qp->rq_head++;
         qp->rx_active = true;
         qp->rx_len = 0;
@@ -406,11 +406,11 @@ static void rx_terminate(struct vfw_engine *e, struct vfw_qp *qp,
     uint8_t st = prot ? VFW_WC_REM_ACCESS_ERR : VFW_WC_REM_OP_ERR;
     if (t.opcode == VFW_RDMAP_READ_REQ && qp->ord_cnt) {
         struct vfw_ord_ent *o = &qp->ord_q[qp->ord_head % VFW_MAX_ORD_IRD];
-        struct vfw_swqe *w = &qp->sq[o->sq_idx % qp->attr.sq_depth];
+        struct vfw_swqe *w = &qp->sq[o->sq_idx % qp->sq_ring];
         w->state = SWQE_DONE;
         w->status = st;
     } else if (qp->sq_head != qp->sq_next) {
-        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->attr.sq_depth];
+        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->sq_ring];
         if (w->state == SWQE_ACTIVE) {
             w->state = SWQE_DONE;
             w->status = st;
@@ -519,7 +519,7 @@ static bool pick(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
     for (uint32_t guard = 0; qp->sq_next != qp->sq_tail &&
                              guard < qp->attr.sq_depth; guard++) {
         uint32_t idx = qp->sq_next;
-        struct vfw_swqe *w = &qp->sq[idx % qp->attr.sq_depth];
+        struct vfw_swqe *w = &qp->sq[idx % qp->sq_ring];
         const struct vfw_send_wr *wr = &w->wr;
         if ((wr->flags & VFW_WR_F_FENCE) && qp->ord_cnt)
             return false;
@@ -613,7 +613,7 @@ static void record_sent(struct vfw_engine *e, struct vfw_qp *qp,
     struct vfw_txmsg *m = &qp->cur;
     switch (m->kind) {
     case TX_SQ: {
-        struct vfw_swqe *w = &qp->sq[m->sq_idx % qp->attr.sq_depth];
+        struct vfw_swqe *w = &qp->sq[m->sq_idx % qp->sq_ring];
         w->state = SWQE_DONE;
         w->status = VFW_WC_SUCCESS;
         vfw_qp_retire(e, qp, qp_id);
@@ -682,7 +682,7 @@ static void tx_run(struct vfw_engine *e, uint32_t qp_id)
             qp->cur_active = false;
             if (qp->cur.kind == TX_SQ) {
                 local_sq_error(e, qp, qp_id,
-                               &qp->sq[qp->cur.sq_idx % qp->attr.sq_depth],
+                               &qp->sq[qp->cur.sq_idx % qp->sq_ring],
                                VFW_WC_LOC_PROT_ERR);
             } else {
                 vfw_rdmap_terminate(e, qp, qp_id, VFW_TERM_LAYER_RDMAP,

@@ -137,6 +137,7 @@ struct vfw_qp {
     bool initiator;
     /* send queue: head <= next <= tail, counters modulo 2^32 */
     struct vfw_swqe *sq;
+    uint32_t sq_ring, rq_ring;  /* slots: powers of two >= the depths */
     uint32_t sq_head, sq_next, sq_tail;
     /* receive queue */
     struct vfw_recv_wr *rq;

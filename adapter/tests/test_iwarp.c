@@ -6,6 +6,7 @@
  * violations (each with its RFC error and untouched memory), flush, close.
  */
 #include "iwarp_harness.h"
+#include "vfw_iwarp.h"   /* white-box: index wrap test */
 
 #define MEMSZ (12u << 20)
 #define SRC   (MEM_BASE)
@@ -247,6 +248,46 @@ static void test_solicited_notify(void)
     CHECK_EQ(vfw_cq_poll(x.b.e, x.cq_b, c, 2), 2);
     CHECK_EQ(c[0].flags & VFW_WC_F_SOLICITED, 0);
     CHECK(c[1].flags & VFW_WC_F_SOLICITED);
+    pair_destroy(&x);
+}
+
+/* Free-running 32-bit queue indices wrap without aliasing (depth 3: not
+ * a power of two) */
+static void test_index_wrap(void)
+{
+    struct pair x;
+    pair_create(&x, 70);
+    uint32_t qa, qb;
+    struct vfw_qp_attr at = { .pd_id = x.pd_a, .send_cq = x.cq_a,
+        .recv_cq = x.cq_a, .sq_depth = 3, .rq_depth = 3, .ord = 1, .ird = 1,
+        .max_sge = 1 };
+    CHECK_EQ(vfw_qp_create(x.a.e, &at, &qa), 0);
+    at.pd_id = x.pd_b; at.send_cq = at.recv_cq = x.cq_b;
+    CHECK_EQ(vfw_qp_create(x.b.e, &at, &qb), 0);
+    x.qp_a = qa;
+    x.qp_b = qb;
+    pair_connect(&x, 2, 1, 7, 7);
+    struct vfw_qp *pa = vfw_qp_get(x.a.e, qa), *pb = vfw_qp_get(x.b.e, qb);
+    pa->sq_head = pa->sq_next = pa->sq_tail = 0xFFFFFFFEu;
+    pb->rq_head = pb->rq_tail = 0xFFFFFFFDu;
+    int ok = 0;
+    for (uint32_t i = 0; i < 12; i++) {
+        struct vfw_recv_wr r = { .wr_id = i, .num_sge = 1,
+                                 .sge = { { x.mr_b, 8, DST + 8 * i } } };
+        CHECK_EQ(vfw_post_recv(x.b.e, qb, &r), 0);
+        x.a.mem[i] = (uint8_t)(0xA0 + i);
+        struct vfw_send_wr s = { .wr_id = i, .opcode = VFW_WR_SEND,
+            .flags = VFW_WR_F_SIGNALED, .num_sge = 1,
+            .sge = { { x.mr_a, 1, SRC + i } } };
+        CHECK_EQ(vfw_post_send(x.a.e, qa, &s), 0);
+        pipe_pump(&x.p);
+        struct vfw_cqe c;
+        if (poll1(&x.a, x.cq_a, &c) == 1 && c.wr_id == i &&
+            poll1(&x.b, x.cq_b, &c) == 1 && c.wr_id == i &&
+            x.b.mem[DST - MEM_BASE + 8 * i] == 0xA0 + i)
+            ok++;
+    }
+    CHECK_EQ(ok, 12);
     pair_destroy(&x);
 }
 
@@ -686,6 +727,7 @@ int main(void)
     test_api_validation();
     test_setup_variants();
     test_rtr_then_work();
+    test_index_wrap();
     test_solicited_notify();
     test_reject();
     test_handshake_timeout_and_garbage();
