@@ -1,0 +1,451 @@
+/*
+ * vswitch.h - the embedded switch of the vfwarp adapter.
+ *
+ * Read this file top to bottom: it is the whole public API.
+ *
+ * WHAT IT IS
+ *   A plain C11 library (libc only) modelling the switch inside an SR-IOV
+ *   adapter.  The PF manager programs it (through the device model's admin
+ *   commands); every frame a VF sends or receives passes vsw_process().
+ *   There is no I/O and no clock inside: the caller hands in frames and the
+ *   current time in nanoseconds (a real clock in the device model, simulated
+ *   time in tests), and gets back a decision.
+ *
+ * PORTS
+ *   Port 0 is the uplink (the wire), port 1 the PF, ports 2..129 are VF0..VF127
+ *   (VSW_PORT_VF(n)).  A switch is created with a number of VFs; ports beyond
+ *   that do not exist.
+ *
+ * THE DATA PATH, STEP BY STEP (vsw_process)
+ *    1. ingress port must exist and have link up          else DROP_LINK_DOWN
+ *    2. parse Ethernet / one 802.1Q tag / IPv4 / IPv6 / TCP / UDP / SCTP
+ *       (runt or truncated headers)                       else DROP_MALFORMED
+ *    3. VLAN ingress: access port -> frame must be untagged (or priority
+ *       tagged, VID 0) and gets the port's PVID; trunk port -> tagged VID must
+ *       be in the allowed list, untagged frames get the native VID
+ *                                                        else DROP_VLAN
+ *    4. spoof check (if enabled): source MAC must equal the port MAC
+ *                                                        else DROP_SPOOF
+ *       a multicast source MAC is always dropped         (DROP_SPOOF)
+ *    5. traffic class: port default TC, or 802.1p / DSCP mapped through the
+ *       port's tables when the port's QoS trust says so
+ *    6. forwarding: FDB lookup (dst MAC, VID) -> one port, or flooding:
+ *       broadcast/multicast to every member of the VLAN, unknown unicast to
+ *       the uplink and to trusted (promiscuous) members; never back to the
+ *       ingress port; VF->VF hairpin is ordinary forwarding.  Learning of
+ *       (src MAC, VID) on ports with `learn` set (normally the uplink).
+ *    7. ACL: the highest-priority matching rule (first match) decides:
+ *       permit / drop, and optionally count, set TC, mirror, meter
+ *                                                        DROP_ACL
+ *    8. meters, hierarchical: ACL meter, (port, TC) meter, port meter and its
+ *       parents (tenant groups); the frame passes only if every meter in the
+ *       chain conforms, and only then are tokens taken  else DROP_METER
+ *    9. egress: the port set, minus ports with link down or whose VLAN
+ *       membership excludes the VID                      (DROP_NO_DEST if
+ *       nothing is left).  vsw_egress_frame() then writes the frame as the
+ *       given egress port must see it (tag inserted, stripped or kept).
+ *   The device model then queues the frame on each egress port's scheduler
+ *   (vsw_sched_enqueue) and drains it at the wire rate (vsw_sched_dequeue).
+ *
+ * THREADS AND ATOMIC UPDATES
+ *   - One data-path thread per switch calls vsw_process*, vsw_egress_frame,
+ *     vsw_sched_*.  (Meters, learned FDB entries and queues are its state.)
+ *   - One control thread (may be the same thread) calls the configuration
+ *     functions (vsw_port_set, vsw_fdb_*, vsw_acl_set, vsw_meter_set,
+ *     vsw_sched_set).  Calls on the control side must not run concurrently
+ *     with each other.
+ *   - Every configuration call builds a new immutable table set and publishes
+ *     it with one atomic pointer swap: the data path sees the old set or the
+ *     new one, never half of either.  An invalid configuration returns a
+ *     negative errno value with a message in *err and changes nothing.
+ *   - Old tables are freed once the data path has passed a quiescent point
+ *     (the end of each vsw_process / vsw_process_burst call, or an explicit
+ *     vsw_quiescent()).  Freeing is attempted on every configuration call and
+ *     by vsw_reclaim(); nothing ever waits.  A data-path thread that goes idle
+ *     for long may call vsw_datapath_offline() and later vsw_datapath_online().
+ *   - Counters are written by the data path with relaxed atomic stores and may
+ *     be read from any thread.
+ */
+#ifndef VSWITCH_H
+#define VSWITCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Ports                                                                    */
+
+#define VSW_MAX_VFS      128
+#define VSW_PORT_UPLINK  0u
+#define VSW_PORT_PF      1u
+#define VSW_PORT_VF(n)   (2u + (unsigned)(n))
+#define VSW_MAX_PORTS    (2u + VSW_MAX_VFS)     /* 130 */
+#define VSW_NUM_TC       8
+#define VSW_PORT_ANY     0xffffu                /* ACL: any port            */
+#define VSW_PORT_FLOOD   0xfffeu                /* ACL out_port: flooded    */
+
+/* A set of ports (bit p of w[p / 64]). */
+typedef struct vsw_portset { uint64_t w[3]; } vsw_portset;
+
+static inline bool vsw_portset_has(const vsw_portset *s, unsigned p)
+{
+    return p < VSW_MAX_PORTS && ((s->w[p >> 6] >> (p & 63)) & 1u);
+}
+
+/* Errors: functions return 0 or a negative errno value (-EINVAL, -E2BIG,
+ * -ENOMEM, -ENOENT, -ENOSPC).  When `err` is non-NULL it receives a
+ * human-readable message and, for ACL rules, the offending rule index. */
+typedef struct vsw_error {
+    int  code;          /* same negative value as returned                  */
+    int  rule;          /* rule index for vsw_acl_set errors, else -1        */
+    char msg[160];
+} vsw_error;
+
+typedef struct vsw_switch vsw_switch;
+
+typedef struct vsw_config {
+    unsigned num_vfs;            /* 0..VSW_MAX_VFS                           */
+    unsigned fdb_learn_max;      /* capacity of learned FDB (0: 4096)        */
+    uint64_t fdb_age_ns;         /* learned entry lifetime (0: 300 s)        */
+    unsigned sched_qlen;         /* per (port, TC) queue length (0: 1024)    */
+} vsw_config;
+
+vsw_switch *vsw_create(const vsw_config *cfg);   /* NULL on bad cfg / OOM   */
+void vsw_destroy(vsw_switch *sw);                /* no data path may run    */
+unsigned vsw_num_ports(const vsw_switch *sw);    /* 2 + num_vfs             */
+
+/* ---------------------------------------------------------------------- */
+/* Port configuration                                                       */
+
+enum vsw_vlan_mode {
+    VSW_VLAN_TRUNK  = 0,  /* tagged frames with an allowed VID pass as is;
+                             untagged frames belong to native_vid; on egress
+                             frames of native_vid leave untagged           */
+    VSW_VLAN_ACCESS = 1,  /* the port sees untagged frames only: the switch
+                             inserts pvid on ingress, strips it on egress  */
+};
+
+enum vsw_qos_trust {
+    VSW_TRUST_NONE = 0,   /* TC = default_tc                               */
+    VSW_TRUST_PCP  = 1,   /* TC = pcp_to_tc[PCP] for tagged frames         */
+    VSW_TRUST_DSCP = 2,   /* TC = dscp_to_tc[DSCP] for IP frames           */
+};
+
+typedef struct vsw_port_cfg {
+    uint8_t  mac[6];          /* the port's MAC (spoof check reference)     */
+    uint8_t  vlan_mode;       /* enum vsw_vlan_mode                          */
+    uint16_t pvid;            /* ACCESS: the VLAN (1..4095)                  */
+    uint16_t native_vid;      /* TRUNK: VID of untagged frames (0 = none)    */
+    uint8_t  pvid_pcp;        /* ACCESS: PCP written when inserting a tag    */
+    uint64_t allowed[64];     /* TRUNK: VID bitmap (bit v of allowed[v/64]);
+                                 vsw_port_cfg_default() allows all VIDs       */
+    bool     spoofchk;        /* drop frames whose source MAC != mac         */
+    bool     trust;           /* trusted VF (ip link ... trust on): may be
+                                 promiscuous, i.e. also receives unknown
+                                 unicast floods.  Does not bypass spoofchk.  */
+    bool     link_up;         /* administrative + operational link          */
+    bool     learn;           /* learn source MACs (normally uplink only)   */
+    uint8_t  default_tc;      /* 0..7                                        */
+    uint8_t  qos_trust;       /* enum vsw_qos_trust                          */
+    uint8_t  pcp_to_tc[8];    /* 802.1p priority -> TC                       */
+    uint8_t  dscp_to_tc[64];  /* DSCP -> TC                                  */
+    uint16_t meter;           /* port meter id (0 = none); its parent chain
+                                 models the tenant limit                     */
+    uint16_t tc_meter[VSW_NUM_TC]; /* per (port, TC) meter id, 0 = none     */
+} vsw_port_cfg;
+
+/* Defaults: trunk, native VID 0, all VIDs allowed, link up, no spoof check,
+ * TC 0, identity PCP map, DSCP>>3 map, no meters. */
+void vsw_port_cfg_default(vsw_port_cfg *c);
+int  vsw_port_set(vsw_switch *sw, unsigned port, const vsw_port_cfg *c,
+                  vsw_error *err);
+int  vsw_port_get(const vsw_switch *sw, unsigned port, vsw_port_cfg *c);
+
+/* ---------------------------------------------------------------------- */
+/* Forwarding database                                                      */
+
+/* Static entries, programmed by the PF: (mac, vid) -> port.  vid 0 is the
+ * untagged domain.  Static entries win over learned ones.  Multicast MACs
+ * may be added as well (the frame then goes to that single port). */
+int vsw_fdb_add(vsw_switch *sw, const uint8_t mac[6], uint16_t vid,
+                unsigned port, vsw_error *err);
+int vsw_fdb_del(vsw_switch *sw, const uint8_t mac[6], uint16_t vid,
+                vsw_error *err);               /* -ENOENT if absent         */
+/* Lookup for the control side: static entries only; returns the port or -1. */
+int vsw_fdb_lookup_static(const vsw_switch *sw, const uint8_t mac[6],
+                          uint16_t vid);
+/* Ask the data path to drop all learned entries (done on its next call). */
+void vsw_fdb_flush_learned(vsw_switch *sw);
+
+/* ---------------------------------------------------------------------- */
+/* ACL                                                                      */
+
+#define VSW_ACL_MAX_RULES 65536u
+
+/* Which fields a rule matches on (a field not listed is a wildcard). */
+enum {
+    VSW_M_IN_PORT   = 1u << 0,   /* in_port                                 */
+    VSW_M_OUT_PORT  = 1u << 1,   /* out_port: the unicast FDB destination,
+                                    or VSW_PORT_FLOOD for flooded frames     */
+    VSW_M_SRC_MAC   = 1u << 2,   /* (src_mac & src_mac_mask)                */
+    VSW_M_DST_MAC   = 1u << 3,
+    VSW_M_VLAN      = 1u << 4,   /* the frame's VID after ingress (0 = none) */
+    VSW_M_ETHERTYPE = 1u << 5,   /* after any VLAN tag                       */
+    VSW_M_SRC_IP    = 1u << 6,   /* src_ip / src_plen (needs ip_version)     */
+    VSW_M_DST_IP    = 1u << 7,
+    VSW_M_IP_PROTO  = 1u << 8,   /* IPv4 protocol / IPv6 next header         */
+    VSW_M_SPORT     = 1u << 9,   /* L4 source port range [lo, hi]           */
+    VSW_M_DPORT     = 1u << 10,
+    VSW_M_DSCP      = 1u << 11,  /* (dscp & dscp_mask)                       */
+    VSW_M_TCP_FLAGS = 1u << 12,  /* (flags & tcp_flags_mask), TCP only       */
+    VSW_M_IP_VERSION= 1u << 13,  /* implied by SRC_IP / DST_IP               */
+    VSW_M_ALL       = (1u << 14) - 1,
+};
+
+enum vsw_acl_verdict { VSW_ACT_PERMIT = 0, VSW_ACT_DROP = 1, VSW_ACT_MAX = 1 };
+
+/* Optional extra actions (bitmask). */
+enum {
+    VSW_ACTF_COUNT   = 1u << 0,  /* count packets/bytes on this rule        */
+    VSW_ACTF_SET_TC  = 1u << 1,  /* override the traffic class with set_tc  */
+    VSW_ACTF_MIRROR  = 1u << 2,  /* send an unmodified copy to mirror_port  */
+    VSW_ACTF_METER   = 1u << 3,  /* police through meter id `meter`         */
+    VSW_ACTF_ALL     = (1u << 4) - 1,
+};
+
+typedef struct vsw_rule {
+    uint32_t priority;          /* lower value = evaluated first; equal
+                                   priorities: lower index first             */
+    uint32_t match;             /* VSW_M_* bits                               */
+    uint16_t in_port, out_port;
+    uint8_t  src_mac[6], src_mac_mask[6];
+    uint8_t  dst_mac[6], dst_mac_mask[6];
+    uint16_t vid;
+    uint16_t ethertype;
+    uint8_t  ip_version;        /* 4 or 6 (with SRC_IP/DST_IP/IP_VERSION)     */
+    uint8_t  src_plen, dst_plen;/* prefix lengths, <= 32 / 128               */
+    uint8_t  src_ip[16], dst_ip[16]; /* network order; IPv4 in bytes 0..3;
+                                   bits beyond the prefix must be zero        */
+    uint8_t  ip_proto;
+    uint16_t sport_lo, sport_hi, dport_lo, dport_hi; /* inclusive, lo <= hi  */
+    uint8_t  dscp, dscp_mask;   /* 6-bit values                               */
+    uint8_t  tcp_flags, tcp_flags_mask;
+    /* action */
+    uint8_t  verdict;           /* enum vsw_acl_verdict                      */
+    uint8_t  set_tc;            /* with VSW_ACTF_SET_TC, 0..7                 */
+    uint16_t mirror_port;       /* with VSW_ACTF_MIRROR                       */
+    uint16_t meter;             /* with VSW_ACTF_METER, 1..VSW_MAX_METERS-1   */
+    uint32_t flags;             /* VSW_ACTF_*                                 */
+} vsw_rule;
+
+/* Replace the whole rule set (n may be 0).  Frames that match no rule are
+ * permitted.  Validation errors (bad prefix, inverted range, unknown verdict
+ * or flag, bad port/TC/meter, more than VSW_ACL_MAX_RULES rules) return
+ * -EINVAL / -E2BIG and leave the current rule set in place. */
+int vsw_acl_set(vsw_switch *sw, const vsw_rule *rules, size_t n,
+                vsw_error *err);
+/* Check and compile a rule set without installing it (used by the fuzzer). */
+int vsw_acl_check(const vsw_rule *rules, size_t n, unsigned num_ports,
+                  vsw_error *err);
+
+/* Classifier implementation used by vsw_process: the decision-tree
+ * classifier (default) or the linear-scan reference (same results, for
+ * tests and the benchmark baseline). */
+enum vsw_classifier { VSW_CLASSIFIER_TREE = 0, VSW_CLASSIFIER_LINEAR = 1 };
+void vsw_set_classifier(vsw_switch *sw, enum vsw_classifier c);
+
+/* Classifier statistics of the installed rule set. */
+typedef struct vsw_acl_stats {
+    size_t   rules;
+    size_t   trees;          /* independent decision trees                  */
+    size_t   nodes;          /* internal + leaf nodes                       */
+    size_t   leaf_refs;      /* rule references stored in leaves             */
+    unsigned max_depth;
+    size_t   bytes;          /* total memory of the compiled set            */
+} vsw_acl_stats;
+void vsw_acl_get_stats(const vsw_switch *sw, vsw_acl_stats *st);
+
+/* ---------------------------------------------------------------------- */
+/* Meters (token buckets)                                                   */
+
+#define VSW_MAX_METERS 4096u   /* ids 1..4095; 0 means "no meter"          */
+
+enum vsw_meter_mode { VSW_METER_BPS = 0, VSW_METER_PPS = 1 };
+
+typedef struct vsw_meter_cfg {
+    uint8_t  mode;        /* VSW_METER_BPS: rate in bits/s, burst in bytes;
+                             VSW_METER_PPS: rate in packets/s, burst in pkts */
+    uint64_t rate;        /* > 0                                             */
+    uint64_t burst;       /* > 0: bucket depth                                */
+    uint16_t parent;      /* parent meter id (tenant group), 0 = none; the
+                             chain may be at most 4 deep and must not loop   */
+} vsw_meter_cfg;
+
+/* Create or replace a meter; replacing resets its bucket to full. */
+int vsw_meter_set(vsw_switch *sw, unsigned id, const vsw_meter_cfg *c,
+                  vsw_error *err);
+int vsw_meter_del(vsw_switch *sw, unsigned id, vsw_error *err);
+
+/* ---------------------------------------------------------------------- */
+/* Decisions                                                                */
+
+enum vsw_drop_reason {
+    VSW_DROP_NONE = 0,
+    VSW_DROP_LINK_DOWN,     /* ingress port down or nonexistent            */
+    VSW_DROP_MALFORMED,     /* runt / truncated headers                     */
+    VSW_DROP_VLAN,          /* VLAN not allowed on ingress                   */
+    VSW_DROP_SPOOF,         /* source MAC spoof / multicast source          */
+    VSW_DROP_ACL,           /* ACL drop verdict                              */
+    VSW_DROP_METER,         /* a meter in the chain did not conform          */
+    VSW_DROP_NO_DEST,       /* nothing left to send to                       */
+    VSW_DROP_QUEUE_FULL,    /* scheduler tail drop (counted by the sched)    */
+    VSW_DROP_REASONS
+};
+const char *vsw_drop_reason_name(unsigned reason);
+
+typedef struct vsw_decision {
+    vsw_portset egress;     /* ports that get a copy (incl. mirror port)    */
+    uint16_t    mirror_port;/* VSW_PORT_ANY if none; that port gets the frame
+                               exactly as received                           */
+    uint16_t    vid;        /* VLAN of the frame inside the switch (0: none) */
+    uint8_t     pcp;        /* priority to use when a tag is written         */
+    uint8_t     tc;         /* traffic class 0..7                            */
+    uint8_t     drop;       /* enum vsw_drop_reason; NONE = forwarded        */
+    uint8_t     flood;      /* 1 if flooded (no single FDB destination)      */
+    int32_t     rule;       /* index of the matching ACL rule, -1 if none    */
+    uint32_t    acl_gen;    /* generation of the rule set that decided       */
+    uint16_t    in_port;
+    uint16_t    l2_len;     /* header bytes before the payload of the
+                               Ethernet frame (14 or 18)                     */
+} vsw_decision;
+
+/* Process one frame received on `in_port` at time now_ns (any monotonic
+ * nanosecond clock).  Fills *d; returns the number of egress ports
+ * (0 means dropped, reason in d->drop). */
+unsigned vsw_process(vsw_switch *sw, unsigned in_port, const uint8_t *frame,
+                     size_t len, uint64_t now_ns, vsw_decision *d);
+/* The same for n frames (faster: the classifier walks the frames together
+ * and prefetches). */
+void vsw_process_burst(vsw_switch *sw, unsigned in_port,
+                       const uint8_t *const *frames, const size_t *lens,
+                       size_t n, uint64_t now_ns, vsw_decision *d);
+
+/* Write into `out` (capacity `cap`, may not overlap `frame`) the frame as
+ * egress `port` must see it: with a tag for trunk ports (unless the VID is
+ * the native VID), without one for access ports; the mirror port gets the
+ * original frame.  Returns the new length, or 0 if `cap` is too small
+ * (len + 4 always suffices). */
+size_t vsw_egress_frame(const vsw_switch *sw, const vsw_decision *d,
+                        unsigned port, const uint8_t *frame, size_t len,
+                        uint8_t *out, size_t cap);
+
+/* Data-path quiescence (see THREADS above). */
+void vsw_quiescent(vsw_switch *sw);
+void vsw_datapath_offline(vsw_switch *sw);
+void vsw_datapath_online(vsw_switch *sw);
+/* Free retired tables the data path can no longer see; returns how many
+ * remain retired. */
+size_t vsw_reclaim(vsw_switch *sw);
+
+/* ---------------------------------------------------------------------- */
+/* Egress scheduling (per port: 8 traffic classes)                          */
+/*
+ * Model (the one behind `devlink rate` and `dcb ets`): each port transmits
+ * at link_rate bits/s.  Each TC is a node with
+ *   - strict: strict-priority node; among strict nodes a higher TC number
+ *     wins, and strict nodes go before weighted ones;
+ *   - weight: DWRR share among the non-strict nodes (quantum = weight x
+ *     1500 bytes);
+ *   - tx_share: a guaranteed minimum in bits/s: while a node is below its
+ *     share it is served before everything else;
+ *   - tx_max: a ceiling in bits/s (0 = none): a node above it is not served.
+ * Port-level tx_max caps the whole port (on top of link_rate).
+ */
+typedef struct vsw_sched_tc {
+    bool     strict;
+    uint32_t weight;        /* >= 1 for weighted nodes                       */
+    uint64_t tx_share;      /* bits/s, 0 = none                               */
+    uint64_t tx_max;        /* bits/s, 0 = unlimited                          */
+} vsw_sched_tc;
+
+typedef struct vsw_sched_cfg {
+    uint64_t     link_rate; /* bits/s, > 0                                    */
+    uint64_t     tx_max;    /* bits/s, 0 = link_rate                          */
+    vsw_sched_tc tc[VSW_NUM_TC];
+} vsw_sched_cfg;
+
+/* Defaults: 100 Gbit/s, all TCs weighted with weight 1. */
+void vsw_sched_cfg_default(vsw_sched_cfg *c);
+int  vsw_sched_set(vsw_switch *sw, unsigned port, const vsw_sched_cfg *c,
+                   vsw_error *err);
+
+/* Queue an opaque handle of `len` bytes on (port, tc).  Returns 0 or
+ * -ENOSPC (tail drop, counted as VSW_DROP_QUEUE_FULL). */
+int vsw_sched_enqueue(vsw_switch *sw, unsigned port, unsigned tc,
+                      uint64_t handle, uint32_t len, uint64_t now_ns);
+/* Pick the next frame to put on the wire of `port` at now_ns.  Returns 1
+ * and fills *handle, *len and *tc, or 0 if nothing may be sent now; then
+ * *next_ns (if non-NULL) says when to call again (UINT64_MAX: queues
+ * empty). */
+int vsw_sched_dequeue(vsw_switch *sw, unsigned port, uint64_t now_ns,
+                      uint64_t *handle, uint32_t *len, unsigned *tc,
+                      uint64_t *next_ns);
+unsigned vsw_sched_backlog(const vsw_switch *sw, unsigned port, unsigned tc);
+
+/* ---------------------------------------------------------------------- */
+/* Counters                                                                 */
+
+typedef struct vsw_port_counters {
+    uint64_t rx_packets, rx_bytes;            /* received on the port        */
+    uint64_t tx_packets, tx_bytes;            /* forwarded to the port       */
+    uint64_t drops[VSW_DROP_REASONS];         /* ingress drops by reason     */
+    uint64_t tc_tx_packets[VSW_NUM_TC], tc_tx_bytes[VSW_NUM_TC]; /* dequeued */
+    uint64_t tc_drops[VSW_NUM_TC];            /* scheduler tail drops        */
+} vsw_port_counters;
+
+typedef struct vsw_meter_counters {
+    uint64_t pass_packets, pass_bytes;
+    uint64_t drop_packets, drop_bytes;
+} vsw_meter_counters;
+
+int vsw_port_counters_get(const vsw_switch *sw, unsigned port,
+                          vsw_port_counters *c);
+/* Per-rule counters of the installed rule set (rules with VSW_ACTF_COUNT). */
+int vsw_rule_counters_get(const vsw_switch *sw, unsigned rule,
+                          uint64_t *packets, uint64_t *bytes);
+int vsw_meter_counters_get(const vsw_switch *sw, unsigned id,
+                           vsw_meter_counters *c);
+
+/* ---------------------------------------------------------------------- */
+/* Frame parsing (exposed for tests, fuzzing and the device model)          */
+
+typedef struct vsw_pkt {
+    uint8_t  dst[6], src[6];
+    uint16_t ethertype;     /* after the VLAN tag                             */
+    uint8_t  tagged;        /* 802.1Q tag present                             */
+    uint8_t  pcp;
+    uint16_t vid;           /* tag VID (0 if untagged)                        */
+    uint16_t l2_len;        /* 14 or 18                                        */
+    uint8_t  ip_version;    /* 0, 4 or 6                                       */
+    uint8_t  dscp;
+    uint8_t  ip_proto;
+    uint8_t  l4_valid;      /* ports (and TCP flags for TCP) are present      */
+    uint8_t  tcp_flags;
+    uint8_t  src_ip[16], dst_ip[16];   /* IPv4 in bytes 0..3                  */
+    uint16_t sport, dport;
+} vsw_pkt;
+
+/* Returns 0, or -EINVAL for a frame too short for its own headers (a runt,
+ * a cut tag, a truncated IPv4/IPv6 header, bad IHL).  A frame of an unknown
+ * ethertype or a non-first IP fragment parses fine with fewer fields. */
+int vsw_parse(const uint8_t *frame, size_t len, vsw_pkt *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VSWITCH_H */

@@ -1,0 +1,265 @@
+/* process.c - the data path: ingress checks, VLAN, spoof check, traffic
+ * class, FDB forwarding/flooding/learning, ACL, meters, egress set; and the
+ * egress rewrite of the frame (VLAN insert / strip). */
+#include "vsw_internal.h"
+#include <string.h>
+
+#define BURST 32
+
+typedef struct pstate {
+    vsw_pkt  p;
+    vsw_key  k;
+    unsigned out;           /* unicast port or VSW_PORT_FLOOD             */
+    uint32_t len;
+} pstate;
+
+static unsigned popcnt_set(const vsw_portset *s)
+{
+    return (unsigned)(__builtin_popcountll(s->w[0]) + __builtin_popcountll(s->w[1]) +
+                      __builtin_popcountll(s->w[2]));
+}
+
+static void drop(vsw_switch *sw, unsigned in_port, vsw_decision *d, unsigned reason)
+{
+    d->drop = (uint8_t)reason;
+    memset(&d->egress, 0, sizeof(d->egress));
+    if (in_port < sw->nports)
+        vsw_ctr_add(&sw->pc[in_port].drops[reason], 1);
+}
+
+/* Steps 1-6: returns 0 if the frame continues to the ACL (key built). */
+static int ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
+                   const uint8_t *frame, size_t len, uint64_t now, pstate *ps,
+                   vsw_decision *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->rule = -1;
+    d->mirror_port = VSW_PORT_ANY;
+    d->in_port = (uint16_t)in_port;
+    d->acl_gen = cs->acl->gen;
+    if (in_port >= sw->nports) {
+        d->drop = VSW_DROP_LINK_DOWN;
+        return -1;
+    }
+    const vsw_port_cfg *pc = &cs->ports->cfg[in_port];
+    vsw_ctr_add(&sw->pc[in_port].rx_packets, 1);
+    vsw_ctr_add(&sw->pc[in_port].rx_bytes, len);
+    if (!pc->link_up) {
+        drop(sw, in_port, d, VSW_DROP_LINK_DOWN);
+        return -1;
+    }
+    vsw_pkt *p = &ps->p;
+    if (vsw_parse(frame, len, p)) {
+        drop(sw, in_port, d, VSW_DROP_MALFORMED);
+        return -1;
+    }
+    ps->len = (uint32_t)len;
+    d->l2_len = p->l2_len;
+    uint16_t vid;
+    if (pc->vlan_mode == VSW_VLAN_ACCESS) {
+        if (p->tagged && p->vid != 0) {
+            drop(sw, in_port, d, VSW_DROP_VLAN);
+            return -1;
+        }
+        vid = pc->pvid;
+        d->pcp = p->tagged ? p->pcp : pc->pvid_pcp;
+    } else {
+        if (p->tagged && p->vid != 0) {
+            vid = p->vid;
+            if (!((pc->allowed[vid >> 6] >> (vid & 63)) & 1)) {
+                drop(sw, in_port, d, VSW_DROP_VLAN);
+                return -1;
+            }
+        } else {
+            vid = pc->native_vid;
+        }
+        d->pcp = p->tagged ? p->pcp : 0;
+    }
+    d->vid = vid;
+    if ((p->src[0] & 1) ||
+        (pc->spoofchk && memcmp(p->src, pc->mac, 6) != 0)) {
+        drop(sw, in_port, d, VSW_DROP_SPOOF);
+        return -1;
+    }
+    unsigned tc = pc->default_tc;
+    if (pc->qos_trust == VSW_TRUST_PCP && p->tagged)
+        tc = pc->pcp_to_tc[p->pcp];
+    else if (pc->qos_trust == VSW_TRUST_DSCP && p->ip_version)
+        tc = pc->dscp_to_tc[p->dscp];
+    d->tc = (uint8_t)tc;
+
+    /* forwarding */
+    if (VSW_UNLIKELY(atomic_load_explicit(&sw->flush_learned, memory_order_relaxed))) {
+        atomic_store_explicit(&sw->flush_learned, 0, memory_order_relaxed);
+        vsw_learn_flush(&sw->learned);
+    }
+    if (pc->learn) {
+        uint64_t sk = vsw_fdb_key(p->src, vid);
+        if (vsw_fdb_find(cs->fdb, sk) < 0)
+            vsw_learn_update(&sw->learned, sk, in_port, now, sw->cfg.fdb_age_ns);
+    }
+    int dst = -1;
+    static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    if (memcmp(p->dst, bcast, 6) != 0) {
+        uint64_t dk = vsw_fdb_key(p->dst, vid);
+        dst = vsw_fdb_find(cs->fdb, dk);
+        if (dst < 0 && !(p->dst[0] & 1))
+            dst = vsw_learn_find(&sw->learned, dk, now, sw->cfg.fdb_age_ns);
+    }
+    ps->out = dst >= 0 ? (unsigned)dst : VSW_PORT_FLOOD;
+    vsw_key_build(&ps->k, p, in_port, ps->out, vid);
+    return 0;
+}
+
+/* Steps 7-9 given the ACL result. */
+static unsigned egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
+                       pstate *ps, uint32_t rank, uint64_t now, vsw_decision *d)
+{
+    const vsw_acl *acl = cs->acl;
+    const vsw_port_cfg *pc = &cs->ports->cfg[in_port];
+    uint16_t meters[3];
+    unsigned nm = 0;
+    if (rank != UINT32_MAX) {
+        const vsw_crule *r = &acl->rules[rank];
+        d->rule = (int32_t)r->index;
+        if (r->flags & VSW_ACTF_COUNT) {
+            vsw_ctr_add(&acl->ctr[2 * r->index], 1);
+            vsw_ctr_add(&acl->ctr[2 * r->index + 1], ps->len);
+        }
+        if (r->verdict == VSW_ACT_DROP) {
+            drop(sw, in_port, d, VSW_DROP_ACL);
+            return 0;
+        }
+        if (r->flags & VSW_ACTF_SET_TC)
+            d->tc = r->set_tc;
+        if (r->flags & VSW_ACTF_METER)
+            meters[nm++] = r->meter;
+        if (r->flags & VSW_ACTF_MIRROR)
+            d->mirror_port = r->mirror_port;
+    }
+    if (pc->tc_meter[d->tc])
+        meters[nm++] = pc->tc_meter[d->tc];
+    if (pc->meter)
+        meters[nm++] = pc->meter;
+    if (nm && !vsw_meters_police(sw, cs->meters, meters, nm, ps->len, now)) {
+        drop(sw, in_port, d, VSW_DROP_METER);
+        return 0;
+    }
+    const vsw_ports *pt = cs->ports;
+    const vsw_portset *mem = &pt->member[d->vid];
+    vsw_portset eg;
+    if (ps->out != VSW_PORT_FLOOD) {
+        memset(&eg, 0, sizeof(eg));
+        if (ps->out != in_port && vsw_portset_has(mem, ps->out))
+            vsw_portset_add(&eg, ps->out);
+    } else {
+        d->flood = 1;
+        int uuc = !(ps->p.dst[0] & 1);
+        for (int i = 0; i < 3; i++)
+            eg.w[i] = mem->w[i] & (uuc ? pt->promisc.w[i] : ~0ull);
+        vsw_portset_del(&eg, in_port);
+    }
+    if (d->mirror_port != VSW_PORT_ANY && vsw_portset_has(&pt->up, d->mirror_port))
+        vsw_portset_add(&eg, d->mirror_port);
+    else
+        d->mirror_port = VSW_PORT_ANY;
+    d->egress = eg;
+    unsigned n = popcnt_set(&eg);
+    if (!n) {
+        drop(sw, in_port, d, VSW_DROP_NO_DEST);
+        return 0;
+    }
+    for (int i = 0; i < 3; i++)
+        for (uint64_t w = eg.w[i]; w; w &= w - 1) {
+            unsigned port = (unsigned)(i * 64 + __builtin_ctzll(w));
+            vsw_ctr_add(&sw->pc[port].tx_packets, 1);
+            vsw_ctr_add(&sw->pc[port].tx_bytes, ps->len);
+        }
+    return n;
+}
+
+static uint32_t classify(vsw_switch *sw, const vsw_acl *a, const vsw_key *k)
+{
+    if (atomic_load_explicit(&sw->classifier, memory_order_relaxed) == VSW_CLASSIFIER_LINEAR)
+        return vsw_acl_lookup_linear(a, k);
+    return vsw_acl_lookup_tree(a, k);
+}
+
+unsigned vsw_process(vsw_switch *sw, unsigned in_port, const uint8_t *frame,
+                     size_t len, uint64_t now_ns, vsw_decision *d)
+{
+    vsw_dp_enter(sw);
+    const vsw_cfgset *cs = vsw_cur(sw);
+    pstate ps;
+    unsigned n = 0;
+    if (ingress(sw, cs, in_port, frame, len, now_ns, &ps, d) == 0)
+        n = egress(sw, cs, in_port, &ps, classify(sw, cs->acl, &ps.k), now_ns, d);
+    vsw_dp_exit(sw);
+    return n;
+}
+
+void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *frames,
+                       const size_t *lens, size_t n, uint64_t now_ns, vsw_decision *d)
+{
+    vsw_dp_enter(sw);
+    const vsw_cfgset *cs = vsw_cur(sw);
+    int linear = atomic_load_explicit(&sw->classifier, memory_order_relaxed) ==
+                 VSW_CLASSIFIER_LINEAR;
+    pstate ps[BURST];
+    vsw_key keys[BURST];
+    uint32_t rank[BURST];
+    unsigned idx[BURST];
+    while (n) {
+        size_t m = n < BURST ? n : BURST, live = 0;
+        for (size_t i = 0; i < m; i++)
+            if (ingress(sw, cs, in_port, frames[i], lens[i], now_ns, &ps[i], &d[i]) == 0) {
+                keys[live] = ps[i].k;
+                idx[live++] = (unsigned)i;
+            }
+        if (linear)
+            for (size_t j = 0; j < live; j++)
+                rank[j] = vsw_acl_lookup_linear(cs->acl, &keys[j]);
+        else
+            vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank);
+        for (size_t j = 0; j < live; j++)
+            egress(sw, cs, in_port, &ps[idx[j]], rank[j], now_ns, &d[idx[j]]);
+        frames += m;
+        lens += m;
+        d += m;
+        n -= m;
+    }
+    vsw_dp_exit(sw);
+}
+
+size_t vsw_egress_frame(const vsw_switch *sw, const vsw_decision *d, unsigned port,
+                        const uint8_t *frame, size_t len, uint8_t *out, size_t cap)
+{
+    if (len < 14 || port >= sw->nports)
+        return 0;
+    int tagged = frame[12] == 0x81 && frame[13] == 0x00 && len >= 18;
+    if (port == d->mirror_port) {
+        if (cap < len)
+            return 0;
+        memcpy(out, frame, len);
+        return len;
+    }
+    vsw_dp_enter((vsw_switch *)sw);
+    const vsw_port_cfg *pc = &vsw_cur(sw)->ports->cfg[port];
+    int want = pc->vlan_mode == VSW_VLAN_TRUNK && d->vid != pc->native_vid;
+    vsw_dp_exit((vsw_switch *)sw);
+    size_t body = tagged ? 16 : 12;     /* bytes to skip: MACs (+ tag)       */
+    size_t need = 12 + (want ? 4 : 0) + (len - body);
+    if (cap < need)
+        return 0;
+    memcpy(out, frame, 12);
+    size_t o = 12;
+    if (want) {
+        uint16_t tci = (uint16_t)(((unsigned)d->pcp << 13) | d->vid);
+        out[o++] = 0x81;
+        out[o++] = 0x00;
+        out[o++] = (uint8_t)(tci >> 8);
+        out[o++] = (uint8_t)tci;
+    }
+    memcpy(out + o, frame + body, len - body);
+    return need;
+}

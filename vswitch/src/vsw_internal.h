@@ -1,0 +1,254 @@
+/* vsw_internal.h - private structures shared by the vswitch sources. */
+#ifndef VSW_INTERNAL_H
+#define VSW_INTERNAL_H
+
+#include "vswitch.h"
+#include <stdatomic.h>
+#include <errno.h>
+
+#ifndef __SIZEOF_INT128__
+#error "vswitch needs a compiler with unsigned __int128 (64-bit host)"
+#endif
+typedef unsigned __int128 vsw_u128;
+
+#define VSW_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define VSW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- error helper (util.c) ---- */
+int vsw_err(vsw_error *err, int code, int rule, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- counters: one writer (the data path), any readers ---- */
+typedef _Atomic uint64_t vsw_ctr;
+static inline void vsw_ctr_add(vsw_ctr *c, uint64_t v)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+static inline uint64_t vsw_ctr_get(const vsw_ctr *c)
+{
+    return atomic_load_explicit((vsw_ctr *)c, memory_order_relaxed);
+}
+
+static inline void vsw_portset_add(vsw_portset *s, unsigned p)
+{
+    s->w[p >> 6] |= 1ull << (p & 63);
+}
+static inline void vsw_portset_del(vsw_portset *s, unsigned p)
+{
+    s->w[p >> 6] &= ~(1ull << (p & 63));
+}
+
+/* ---- the classifier key: 8 x 64-bit words ----
+ *  w0: in_port<<56 | out_port<<48 | vid<<32 | ethertype<<16 | proto<<8 | ipver
+ *  w1: src_mac<<16 | sport
+ *  w2: dst_mac<<16 | dport
+ *  w3: tcp_flags<<56 | dscp<<48 | is_ip<<41 | l4_valid<<40
+ *  w4,w5: src IP (IPv4: the top 32 bits of w4), w6,w7: dst IP
+ * Ports are stored as 8-bit values (VSW_PORT_FLOOD -> 0xfe).
+ */
+#define VSW_KEY_WORDS 8
+typedef struct vsw_key { uint64_t w[VSW_KEY_WORDS]; } vsw_key;
+
+void vsw_key_build(vsw_key *k, const vsw_pkt *p, unsigned in_port,
+                   unsigned out_port, uint16_t vid);
+
+/* ---- compiled ACL (acl_compile.c, acl_tree.c) ---- */
+typedef struct vsw_crule {
+    uint64_t v[VSW_KEY_WORDS], m[VSW_KEY_WORDS]; /* ternary, v & ~m == 0   */
+    uint16_t sp_lo, sp_hi, dp_lo, dp_hi;         /* exact range checks      */
+    uint8_t  ranges;        /* bit0: check sport, bit1: check dport         */
+    uint8_t  exact;         /* ternary form is exact (no extra range check) */
+    uint8_t  verdict, set_tc;
+    uint32_t flags;
+    uint16_t mirror_port, meter;
+    uint32_t index;         /* the user's rule index                        */
+} vsw_crule;
+
+/* A decision tree.  Every node is one 64-bit descriptor stored in its
+ * parent's child array (so a lookup step is one memory access):
+ *   internal: bit63=0 | word<<56 | shift<<48 | bits<<44 | base (32 bits):
+ *             child = children[base + ((key.w[word] >> shift) & (2^bits-1))]
+ *   leaf:     bit63=1 | count<<32 | base: ranks leafrules[base .. +count),
+ *             ascending (first match wins). */
+typedef struct vsw_tree {
+    uint64_t   root;
+    uint64_t  *children;  size_t nchildren;
+    uint32_t  *leafrules; size_t nleafrules;
+    size_t     nnodes;
+    uint32_t   best_rank;   /* smallest rank among this tree's rules        */
+    unsigned   depth;
+} vsw_tree;
+#define VSW_TN_LEAF (1ull << 63)
+
+#define VSW_MAX_TREES 8
+typedef struct vsw_acl {
+    uint32_t   gen;
+    size_t     nrules;
+    vsw_crule *rules;       /* sorted by (priority, index): position = rank */
+    size_t     ntrees;
+    vsw_tree   trees[VSW_MAX_TREES];
+    vsw_ctr   *ctr;         /* 2 per rule, by user index: packets, bytes    */
+    size_t     bytes;
+} vsw_acl;
+
+int  vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
+                     vsw_acl **out, vsw_error *err);
+void vsw_acl_free(vsw_acl *a);
+/* rank of the first matching rule, or UINT32_MAX */
+uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k);
+uint32_t vsw_acl_lookup_linear(const vsw_acl *a, const vsw_key *k);
+void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
+                               uint32_t *rank);
+static inline int vsw_crule_match(const vsw_crule *r, const vsw_key *k)
+{
+    uint64_t x = 0;
+    for (int i = 0; i < VSW_KEY_WORDS; i++)
+        x |= (k->w[i] ^ r->v[i]) & r->m[i];
+    if (x)
+        return 0;
+    if (VSW_UNLIKELY(r->ranges)) {
+        unsigned sp = (unsigned)(k->w[1] & 0xffff), dp = (unsigned)(k->w[2] & 0xffff);
+        if ((r->ranges & 1) && (sp < r->sp_lo || sp > r->sp_hi))
+            return 0;
+        if ((r->ranges & 2) && (dp < r->dp_lo || dp > r->dp_hi))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- FDB (fdb.c) ---- */
+typedef struct vsw_fdb_ent { uint64_t key; uint16_t port; } vsw_fdb_ent;
+typedef struct vsw_fdb {           /* immutable static table               */
+    size_t       n, mask;          /* mask = capacity - 1                  */
+    vsw_fdb_ent *e;                /* key 0 = empty                         */
+} vsw_fdb;
+typedef struct vsw_learn_ent { uint64_t key; uint64_t seen; uint16_t port; } vsw_learn_ent;
+typedef struct vsw_learn {         /* data-path-owned learned table         */
+    size_t         mask, n, max;
+    vsw_learn_ent *e;
+} vsw_learn;
+
+static inline uint64_t vsw_fdb_key(const uint8_t mac[6], uint16_t vid)
+{
+    uint64_t k = 0;
+    for (int i = 0; i < 6; i++)
+        k = (k << 8) | mac[i];
+    return k | ((uint64_t)(vid & 0xfff) << 48) | (1ull << 63);
+}
+static inline uint64_t vsw_hash64(uint64_t x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+vsw_fdb *vsw_fdb_clone_set(const vsw_fdb *old, uint64_t key, int port);
+void vsw_fdb_free(vsw_fdb *f);
+int  vsw_fdb_find(const vsw_fdb *f, uint64_t key);   /* port or -1 */
+int  vsw_learn_init(vsw_learn *l, size_t max);
+void vsw_learn_fini(vsw_learn *l);
+void vsw_learn_flush(vsw_learn *l);
+int  vsw_learn_find(const vsw_learn *l, uint64_t key, uint64_t now, uint64_t age);
+void vsw_learn_update(vsw_learn *l, uint64_t key, unsigned port, uint64_t now,
+                      uint64_t age);
+
+/* ---- ports (port.c) ---- */
+typedef struct vsw_ports {
+    vsw_port_cfg cfg[VSW_MAX_PORTS];
+    vsw_portset  up;                 /* ports with link up                   */
+    vsw_portset  promisc;            /* uplink + trusted ports              */
+    vsw_portset  member[4096];       /* VLAN membership (link up only)       */
+} vsw_ports;
+void vsw_ports_derive(vsw_ports *p, unsigned nports);
+
+/* ---- meters (meter.c) ---- */
+typedef struct vsw_meter_param {
+    uint8_t  used, mode;
+    uint16_t parent;
+    uint32_t gen;              /* bumped on every change: resets the bucket */
+    uint64_t k;                /* cost(units) = (units * k) >> sh (ns<<16)   */
+    uint8_t  sh;
+    vsw_u128 tau;              /* burst tolerance, ns<<16                   */
+    vsw_meter_cfg cfg;
+} vsw_meter_param;
+typedef struct vsw_meters { vsw_meter_param m[VSW_MAX_METERS]; } vsw_meters;
+typedef struct vsw_meter_state { vsw_u128 tat; uint32_t gen; } vsw_meter_state;
+
+/* GCRA helpers shared by meters and the scheduler (times are ns << 16). */
+void vsw_rate_factor(uint64_t rate, uint64_t *k, uint8_t *sh);
+static inline vsw_u128 vsw_rate_cost(uint64_t units, uint64_t k, uint8_t sh)
+{
+    return ((vsw_u128)units * k) >> sh;
+}
+
+/* ---- scheduler (sched.c) ---- */
+typedef struct vsw_scheds { vsw_sched_cfg cfg[VSW_MAX_PORTS]; uint32_t gen[VSW_MAX_PORTS]; } vsw_scheds;
+struct vsw_sched_port;
+struct vsw_sched_port *vsw_sched_port_new(unsigned qlen);
+void vsw_sched_port_free(struct vsw_sched_port *sp);
+
+/* ---- the published configuration ---- */
+typedef struct vsw_cfgset {
+    vsw_ports  *ports;
+    vsw_fdb    *fdb;
+    vsw_acl    *acl;
+    vsw_meters *meters;
+    vsw_scheds *sched;
+} vsw_cfgset;
+
+typedef struct vsw_retired {
+    struct vsw_retired *next;
+    void  *obj;
+    void (*fn)(void *);
+    uint64_t epoch;
+} vsw_retired;
+
+typedef struct vsw_port_ctrs {
+    vsw_ctr rx_packets, rx_bytes, tx_packets, tx_bytes;
+    vsw_ctr drops[VSW_DROP_REASONS];
+    vsw_ctr tc_tx_packets[VSW_NUM_TC], tc_tx_bytes[VSW_NUM_TC], tc_drops[VSW_NUM_TC];
+} vsw_port_ctrs;
+typedef struct vsw_meter_ctrs { vsw_ctr pass_p, pass_b, drop_p, drop_b; } vsw_meter_ctrs;
+
+struct vsw_switch {
+    _Atomic(vsw_cfgset *) cur;
+    _Atomic uint64_t epoch;
+    _Atomic uint64_t reader_qs;        /* UINT64_MAX: data path offline     */
+    _Atomic int      classifier;
+    _Atomic int      flush_learned;
+    vsw_retired     *retired;          /* control side                     */
+    uint32_t         acl_gen;          /* control side                     */
+    unsigned         num_vfs, nports;
+    vsw_config       cfg;
+    /* data-path state */
+    int              dp_online;
+    vsw_learn        learned;
+    vsw_meter_state  mstate[VSW_MAX_METERS];
+    struct vsw_sched_port *sched[VSW_MAX_PORTS];
+    uint32_t         sched_gen[VSW_MAX_PORTS];
+    /* counters */
+    vsw_port_ctrs    pc[VSW_MAX_PORTS];
+    vsw_meter_ctrs   mc[VSW_MAX_METERS];
+};
+
+/* publish a new configuration built from the current one (switch.c):
+ * `fresh` has the replaced members set; `old_obj/old_fn` is the replaced
+ * member to free once safe. */
+void vsw_publish(vsw_switch *sw, vsw_cfgset *fresh, void *old_obj,
+                 void (*old_fn)(void *));
+vsw_cfgset *vsw_cfg_clone(const vsw_switch *sw);   /* shallow copy of cur   */
+static inline vsw_cfgset *vsw_cur(const vsw_switch *sw)
+{
+    return atomic_load_explicit(&((vsw_switch *)sw)->cur, memory_order_acquire);
+}
+
+/* data-path entry/exit: quiescent-state bookkeeping (switch.c) */
+void vsw_dp_enter(vsw_switch *sw);
+void vsw_dp_exit(vsw_switch *sw);
+int  vsw_acl_build_trees(vsw_acl *a);    /* acl_tree.c */
+
+/* meter chain check used by the data path (meter.c) */
+int vsw_meters_police(vsw_switch *sw, const vsw_meters *mt, const uint16_t *ids,
+                      unsigned nids, uint32_t bytes, uint64_t now_ns);
+
+#endif
