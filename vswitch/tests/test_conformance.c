@@ -1,0 +1,578 @@
+/* Conformance: frames in, expected decisions out, for every feature of the
+ * switch: parsing, ports (link, VLAN access/trunk, spoof check, trust, QoS
+ * trust), FDB (static, learning, flooding, hairpin), every ACL match field
+ * and action, priorities, counters, and rejection of invalid configuration
+ * with the tables left unchanged. */
+#include "testlib.h"
+
+#define VF(n) VSW_PORT_VF(n)
+static const uint8_t MAC_UP[6] = {0x02, 0, 0, 0, 0, 0x01};
+static const uint8_t MAC_VF[4][6] = {
+    {0x02, 0, 0, 0, 1, 0}, {0x02, 0, 0, 0, 1, 1}, {0x02, 0, 0, 0, 1, 2}, {0x02, 0, 0, 0, 1, 3}};
+static const uint8_t BCAST[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+static const uint8_t UNKNOWN[6] = {0x02, 0, 0, 0, 9, 9};
+
+static vsw_switch *sw;
+static uint8_t fb[2048];
+static size_t fl;
+
+static unsigned send(unsigned port, const tframe *f, vsw_decision *d)
+{
+    fl = tf_build(f, fb);
+    return vsw_process(sw, port, fb, fl, 0, d);
+}
+
+static tframe frm(const uint8_t *src, const uint8_t *dst)
+{
+    tframe f;
+    tf_default(&f);
+    memcpy(f.src, src, 6);
+    memcpy(f.dst, dst, 6);
+    return f;
+}
+
+static vsw_switch *fresh(void)
+{
+    vsw_config c = { .num_vfs = 4 };
+    vsw_switch *s = vsw_create(&c);
+    for (int i = 0; i < 4; i++) {
+        vsw_fdb_add(s, MAC_VF[i], 0, VF(i), NULL);
+        vsw_port_cfg pc;
+        vsw_port_get(s, VF(i), &pc);
+        memcpy(pc.mac, MAC_VF[i], 6);
+        vsw_port_set(s, VF(i), &pc, NULL);
+    }
+    return s;
+}
+
+static void test_parse(void)
+{
+    vsw_pkt p;
+    uint8_t b[128];
+    tframe f;
+    tf_default(&f);
+    size_t n = tf_build(&f, b);
+    CHECK_EQ(vsw_parse(b, 13, &p), -EINVAL);             /* runt */
+    CHECK_EQ(vsw_parse(b, n, &p), 0);
+    CHECK_EQ(p.ip_version, 4);
+    CHECK_EQ(p.ip_proto, 17);
+    CHECK_EQ(p.sport, 1000);
+    CHECK_EQ(p.dport, 2000);
+    CHECK(p.l4_valid);
+    CHECK_EQ(vsw_parse(b, 14 + 19, &p), -EINVAL);        /* cut IPv4 header */
+    b[14] = 0x44;                                          /* IHL 16 bytes */
+    CHECK_EQ(vsw_parse(b, n, &p), -EINVAL);
+    f.vid = 100; f.pcp = 5; f.proto = 6; f.tcp_flags = 0x12; f.dscp = 46;
+    n = tf_build(&f, b);
+    CHECK_EQ(vsw_parse(b, 16, &p), -EINVAL);             /* cut tag */
+    CHECK_EQ(vsw_parse(b, n, &p), 0);
+    CHECK(p.tagged && p.vid == 100 && p.pcp == 5 && p.l2_len == 18);
+    CHECK_EQ(p.tcp_flags, 0x12);
+    CHECK_EQ(p.dscp, 46);
+    /* IPv4 non-first fragment: no L4 */
+    f.vid = -1;
+    n = tf_build(&f, b);
+    b[14 + 6] = 0x00; b[14 + 7] = 0x10;
+    CHECK_EQ(vsw_parse(b, n, &p), 0);
+    CHECK(!p.l4_valid);
+    /* IPv6 with a hop-by-hop header before UDP */
+    tf_default(&f);
+    f.ethertype = 0x86dd; f.dscp = 10;
+    n = tf_build(&f, b);
+    memmove(b + 14 + 48, b + 14 + 40, n - 54);
+    b[14 + 6] = 0;                 /* next header: hop-by-hop */
+    memset(b + 54, 0, 8);
+    b[54] = 17;                    /* then UDP, hdr ext len 0 = 8 bytes */
+    CHECK_EQ(vsw_parse(b, n + 8, &p), 0);
+    CHECK(p.ip_version == 6 && p.ip_proto == 17 && p.l4_valid && p.dport == 2000 && p.dscp == 10);
+    CHECK_EQ(vsw_parse(b, 14 + 39, &p), -EINVAL);        /* cut IPv6 header */
+    /* unknown ethertype parses with L2 only */
+    f.ethertype = 0x88cc;
+    n = tf_build(&f, b);
+    CHECK_EQ(vsw_parse(b, n, &p), 0);
+    CHECK(p.ip_version == 0 && p.ethertype == 0x88cc);
+}
+
+static void test_ports_vlan(void)
+{
+    vsw_decision d;
+    vsw_port_cfg pc;
+    uint8_t out[2048];
+    sw = fresh();
+    /* forwarding VF0 -> VF1 (hairpin) */
+    tframe f = frm(MAC_VF[0], MAC_VF[1]);
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(1)) && !d.flood && d.drop == VSW_DROP_NONE);
+    /* not reflected to its own port */
+    f = frm(MAC_VF[0], MAC_VF[0]);
+    CHECK_EQ(send(VF(0), &f, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_NO_DEST);
+    /* nonexistent and link-down ports */
+    f = frm(MAC_VF[0], MAC_VF[1]);
+    CHECK_EQ(send(VF(4), &f, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_LINK_DOWN);
+    vsw_port_get(sw, VF(1), &pc);
+    pc.link_up = false;
+    CHECK_EQ(vsw_port_set(sw, VF(1), &pc, NULL), 0);
+    CHECK_EQ(send(VF(0), &f, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_NO_DEST);                  /* egress down */
+    f = frm(MAC_VF[1], MAC_VF[0]);
+    CHECK_EQ(send(VF(1), &f, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_LINK_DOWN);                /* ingress down */
+    pc.link_up = true;
+    vsw_port_set(sw, VF(1), &pc, NULL);
+
+    /* access VLAN 100 on VF0 and VF1; uplink trunk allowing 100 only */
+    for (int i = 0; i < 2; i++) {
+        vsw_port_get(sw, VF(i), &pc);
+        pc.vlan_mode = VSW_VLAN_ACCESS;
+        pc.pvid = 100;
+        pc.pvid_pcp = 3;
+        CHECK_EQ(vsw_port_set(sw, VF(i), &pc, NULL), 0);
+        vsw_fdb_add(sw, MAC_VF[i], 100, VF(i), NULL);
+    }
+    /* PF, VF2, VF3: trunk with VLAN 0 (untagged) only */
+    unsigned only0[3] = {VSW_PORT_PF, VF(2), VF(3)};
+    for (int i = 0; i < 3; i++) {
+        vsw_port_get(sw, only0[i], &pc);
+        memset(pc.allowed, 0, sizeof(pc.allowed));
+        pc.allowed[0] = 1;
+        CHECK_EQ(vsw_port_set(sw, only0[i], &pc, NULL), 0);
+    }
+    vsw_port_get(sw, VSW_PORT_UPLINK, &pc);
+    memset(pc.allowed, 0, sizeof(pc.allowed));
+    pc.allowed[100 / 64] |= 1ull << (100 % 64);
+    pc.native_vid = 0;
+    CHECK_EQ(vsw_port_set(sw, VSW_PORT_UPLINK, &pc, NULL), 0);
+    f = frm(MAC_VF[0], MAC_VF[1]);
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(1)) && d.vid == 100);
+    size_t n = vsw_egress_frame(sw, &d, VF(1), fb, fl, out, sizeof(out));
+    CHECK(n == fl && !memcmp(out, fb, fl));              /* access: untagged */
+    f = frm(MAC_VF[0], UNKNOWN);                           /* unknown unicast */
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(d.flood && vsw_portset_has(&d.egress, VSW_PORT_UPLINK));
+    CHECK(!vsw_portset_has(&d.egress, VF(1)));            /* VF1 untrusted */
+    n = vsw_egress_frame(sw, &d, VSW_PORT_UPLINK, fb, fl, out, sizeof(out));
+    CHECK_EQ(n, fl + 4);                                   /* tag inserted */
+    CHECK(out[12] == 0x81 && out[13] == 0 && out[14] == (3 << 5) && out[15] == 100);
+    CHECK(!memcmp(out + 16, fb + 12, fl - 12));
+    f.vid = 100;                                           /* tagged from access VF */
+    CHECK_EQ(send(VF(0), &f, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_VLAN);
+    f.vid = 0;                                             /* priority tag is ok */
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    /* from the uplink: tagged 100 to VF1 -> stripped */
+    f = frm(MAC_UP, MAC_VF[1]);
+    f.vid = 100;
+    CHECK_EQ(send(VSW_PORT_UPLINK, &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(1)));
+    n = vsw_egress_frame(sw, &d, VF(1), fb, fl, out, sizeof(out));
+    CHECK_EQ(n, fl - 4);
+    CHECK(out[12] == 0x08 && out[13] == 0x00 && !memcmp(out + 12, fb + 16, fl - 16));
+    CHECK_EQ(vsw_egress_frame(sw, &d, VF(1), fb, fl, out, 10), 0);   /* cap */
+    f.vid = 200;                                           /* not allowed on trunk */
+    CHECK_EQ(send(VSW_PORT_UPLINK, &f, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_VLAN);
+    /* broadcast in VLAN 100 from the uplink: VF0, VF1 only (VF2 is VLAN 0) */
+    f = frm(MAC_UP, BCAST);
+    f.vid = 100;
+    CHECK_EQ(send(VSW_PORT_UPLINK, &f, &d), 2);
+    CHECK(vsw_portset_has(&d.egress, VF(0)) && vsw_portset_has(&d.egress, VF(1)) &&
+          !vsw_portset_has(&d.egress, VF(2)) && !vsw_portset_has(&d.egress, VSW_PORT_UPLINK));
+    /* untagged broadcast from VF2 (VLAN 0): PF, VF3, and the uplink whose
+     * native VLAN is 0; not the access ports of VLAN 100 */
+    f = frm(MAC_VF[2], BCAST);
+    CHECK_EQ(send(VF(2), &f, &d), 3);
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_PF) && vsw_portset_has(&d.egress, VF(3)) &&
+          vsw_portset_has(&d.egress, VSW_PORT_UPLINK) && !vsw_portset_has(&d.egress, VF(0)));
+    n = vsw_egress_frame(sw, &d, VSW_PORT_UPLINK, fb, fl, out, sizeof(out));
+    CHECK(n == fl && !memcmp(out, fb, fl));                /* native: untagged */
+    /* trunk keeps the tag; native VID leaves untagged */
+    vsw_port_get(sw, VF(3), &pc);
+    memset(pc.allowed, 0xff, sizeof(pc.allowed));
+    CHECK_EQ(vsw_port_set(sw, VF(3), &pc, NULL), 0);
+    f = frm(MAC_VF[0], BCAST);
+    CHECK_EQ(send(VF(0), &f, &d), 3);                     /* VF1, uplink, VF3 (trunk all) */
+    n = vsw_egress_frame(sw, &d, VF(3), fb, fl, out, sizeof(out));
+    CHECK(n == fl + 4 && out[15] == 100);
+    pc.native_vid = 100;                                   /* now 100 is native on VF3 */
+    CHECK_EQ(vsw_port_set(sw, VF(3), &pc, NULL), 0);
+    n = vsw_egress_frame(sw, &d, VF(3), fb, fl, out, sizeof(out));
+    CHECK(n == fl && !memcmp(out, fb, fl));
+    vsw_destroy(sw);
+}
+
+static void test_spoof_trust_tc(void)
+{
+    vsw_decision d;
+    vsw_port_cfg pc;
+    sw = fresh();
+    vsw_port_get(sw, VF(0), &pc);
+    pc.spoofchk = true;
+    vsw_port_set(sw, VF(0), &pc, NULL);
+    tframe f = frm(MAC_VF[2], MAC_VF[1]);                 /* VF0 claims VF2's MAC */
+    CHECK_EQ(send(VF(0), &f, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_SPOOF);
+    f = frm(MAC_VF[0], MAC_VF[1]);
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    f = frm(BCAST, MAC_VF[1]);                              /* multicast source */
+    CHECK_EQ(send(VF(2), &f, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_SPOOF);
+    /* trust: trusted VF3 receives unknown unicast, VF1 does not */
+    vsw_port_get(sw, VF(3), &pc);
+    pc.trust = true;
+    vsw_port_set(sw, VF(3), &pc, NULL);
+    f = frm(MAC_VF[0], UNKNOWN);
+    CHECK_EQ(send(VF(0), &f, &d), 2);
+    CHECK(vsw_portset_has(&d.egress, VF(3)) && vsw_portset_has(&d.egress, VSW_PORT_UPLINK) &&
+          !vsw_portset_has(&d.egress, VF(1)));
+    /* traffic classes */
+    vsw_port_get(sw, VF(1), &pc);
+    pc.default_tc = 2;
+    vsw_port_set(sw, VF(1), &pc, NULL);
+    f = frm(MAC_VF[1], MAC_VF[2]);
+    f.vid = 0; f.pcp = 6; f.dscp = 46;
+    send(VF(1), &f, &d);
+    CHECK_EQ(d.tc, 2);
+    pc.qos_trust = VSW_TRUST_PCP;
+    pc.pcp_to_tc[6] = 5;
+    vsw_port_set(sw, VF(1), &pc, NULL);
+    send(VF(1), &f, &d);
+    CHECK_EQ(d.tc, 5);
+    pc.qos_trust = VSW_TRUST_DSCP;
+    pc.dscp_to_tc[46] = 7;
+    vsw_port_set(sw, VF(1), &pc, NULL);
+    send(VF(1), &f, &d);
+    CHECK_EQ(d.tc, 7);
+    f.ethertype = 0x0806;                                   /* not IP: default */
+    send(VF(1), &f, &d);
+    CHECK_EQ(d.tc, 2);
+    vsw_error e;
+    pc.dscp_to_tc[1] = 8;
+    CHECK_EQ(vsw_port_set(sw, VF(1), &pc, &e), -EINVAL);
+    CHECK(strstr(e.msg, "dscp_to_tc") != NULL);
+    send(VF(1), &f, &d);
+    CHECK_EQ(d.tc, 2);                                      /* unchanged */
+    vsw_destroy(sw);
+}
+
+static void test_fdb(void)
+{
+    vsw_decision d;
+    sw = fresh();
+    /* learning on the uplink */
+    static const uint8_t R[6] = {0x02, 0, 0, 0, 7, 7};
+    tframe f = frm(MAC_VF[0], R);
+    CHECK_EQ(send(VF(0), &f, &d), 1);                       /* unknown: uplink */
+    CHECK(d.flood);
+    f = frm(R, MAC_VF[0]);
+    CHECK_EQ(send(VSW_PORT_UPLINK, &f, &d), 1);             /* learns R */
+    f = frm(MAC_VF[0], R);
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(!d.flood && vsw_portset_has(&d.egress, VSW_PORT_UPLINK));
+    f.vid = 5;                                               /* other VLAN: not learned */
+    send(VF(0), &f, &d);
+    CHECK(d.flood);
+    vsw_fdb_flush_learned(sw);
+    f.vid = -1;
+    send(VF(0), &f, &d);
+    CHECK(d.flood);
+    /* VFs do not learn: VF1 sends from R, still unknown */
+    f = frm(R, MAC_VF[0]);
+    send(VF(1), &f, &d);
+    f = frm(MAC_VF[0], R);
+    send(VF(0), &f, &d);
+    CHECK(d.flood);
+    /* static entries: add, override learned, delete */
+    CHECK_EQ(vsw_fdb_add(sw, R, 0, VF(2), NULL), 0);
+    CHECK_EQ(vsw_fdb_lookup_static(sw, R, 0), (int)VF(2));
+    f = frm(R, MAC_VF[0]);
+    send(VSW_PORT_UPLINK, &f, &d);                          /* would learn R on uplink */
+    f = frm(MAC_VF[0], R);
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(2)));
+    vsw_error e;
+    CHECK_EQ(vsw_fdb_del(sw, R, 0, NULL), 0);
+    CHECK_EQ(vsw_fdb_del(sw, R, 0, &e), -ENOENT);
+    CHECK_EQ(vsw_fdb_add(sw, R, 4096, VF(0), &e), -EINVAL);
+    CHECK_EQ(vsw_fdb_add(sw, R, 0, 99, &e), -EINVAL);
+    CHECK_EQ(vsw_fdb_lookup_static(sw, R, 0), -1);
+    /* learned entries age out */
+    vsw_config c = { .num_vfs = 1, .fdb_age_ns = 1000 };
+    vsw_switch *s2 = vsw_create(&c);
+    f = frm(R, BCAST);
+    fl = tf_build(&f, fb);
+    vsw_process(s2, VSW_PORT_UPLINK, fb, fl, 10, &d);
+    f = frm(MAC_VF[0], R);
+    fl = tf_build(&f, fb);
+    vsw_process(s2, VF(0), fb, fl, 500, &d);
+    CHECK(!d.flood);
+    vsw_process(s2, VF(0), fb, fl, 2000, &d);
+    CHECK(d.flood);
+    vsw_destroy(s2);
+    vsw_destroy(sw);
+}
+
+/* ---- ACL ---- */
+static vsw_rule R0(void)
+{
+    vsw_rule r;
+    memset(&r, 0, sizeof(r));
+    r.verdict = VSW_ACT_DROP;
+    r.flags = VSW_ACTF_COUNT;
+    return r;
+}
+
+/* install one rule, check that frame `hit` matches it and `miss` does not */
+static void acl_case2(const char *what, vsw_rule r, unsigned port, const tframe *hit,
+                      unsigned miss_port, const tframe *miss)
+{
+    vsw_error e;
+    vsw_decision d;
+    int rc = vsw_acl_set(sw, &r, 1, &e);
+    CHECK_EQ(rc, 0);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", what, e.msg);
+    send(port, hit, &d);
+    if (d.rule != 0 || d.drop != VSW_DROP_ACL)
+        fprintf(stderr, "%s: hit did not match\n", what);
+    CHECK(d.rule == 0 && d.drop == VSW_DROP_ACL);
+    send(miss_port, miss, &d);
+    if (d.rule != -1)
+        fprintf(stderr, "%s: miss matched\n", what);
+    CHECK(d.rule == -1 && d.drop == VSW_DROP_NONE);
+}
+
+static void acl_case(const char *what, vsw_rule r, unsigned port, const tframe *hit,
+                     const tframe *miss)
+{
+    acl_case2(what, r, port, hit, port, miss);
+}
+
+static void test_acl_fields(void)
+{
+    sw = fresh();
+    tframe a = frm(MAC_VF[0], MAC_VF[1]), b;
+    vsw_rule r;
+
+    r = R0(); r.match = VSW_M_IN_PORT; r.in_port = VF(0);
+    b = frm(MAC_VF[2], MAC_VF[1]);
+    acl_case2("in_port", r, VF(0), &a, VF(2), &b);
+
+    r = R0(); r.match = VSW_M_OUT_PORT; r.out_port = VF(1);
+    b = frm(MAC_VF[0], MAC_VF[2]);
+    acl_case("out_port", r, VF(0), &a, &b);
+    r.out_port = VSW_PORT_FLOOD;
+    b = frm(MAC_VF[0], BCAST);
+    acl_case("out_port flood", r, VF(0), &b, &a);
+
+    r = R0(); r.match = VSW_M_SRC_MAC;
+    memcpy(r.src_mac, MAC_VF[0], 6);
+    memset(r.src_mac_mask, 0xff, 6);
+    b = frm(MAC_VF[3], MAC_VF[1]);
+    acl_case("src mac", r, VF(0), &a, &b);
+    r = R0(); r.match = VSW_M_DST_MAC;                      /* OUI mask */
+    memcpy(r.dst_mac, MAC_VF[1], 3);
+    memset(r.dst_mac_mask, 0xff, 3);
+    b = frm(MAC_VF[0], (const uint8_t[6]){0x06, 0, 0, 0, 1, 1});
+    acl_case("dst mac oui", r, VF(0), &a, &b);
+
+    r = R0(); r.match = VSW_M_VLAN; r.vid = 7;
+    tframe t7 = a; t7.vid = 7;
+    acl_case("vlan", r, VF(0), &t7, &a);
+    r = R0(); r.match = VSW_M_ETHERTYPE; r.ethertype = 0x86dd;
+    b = a; b.ethertype = 0x86dd;
+    acl_case("ethertype", r, VF(0), &b, &a);
+
+    r = R0(); r.match = VSW_M_SRC_IP; r.ip_version = 4;
+    r.src_ip[0] = 10; r.src_plen = 8;
+    b = a; b.src_ip[0] = 11;
+    acl_case("src v4 /8", r, VF(0), &a, &b);
+    r = R0(); r.match = VSW_M_DST_IP; r.ip_version = 4;
+    r.dst_ip[0] = 10; r.dst_ip[3] = 2; r.dst_plen = 32;
+    b = a; b.dst_ip[3] = 3;
+    acl_case("dst v4 /32", r, VF(0), &a, &b);
+    tframe v6 = a, v6b;
+    v6.ethertype = 0x86dd;
+    memset(v6.dst_ip, 0, 16);
+    v6.dst_ip[0] = 0x20; v6.dst_ip[1] = 0x01; v6.dst_ip[2] = 0x0d; v6.dst_ip[3] = 0xb8;
+    v6.dst_ip[8] = 0x80; v6.dst_ip[15] = 1;
+    v6b = v6; v6b.dst_ip[8] = 0x00;
+    r = R0(); r.match = VSW_M_DST_IP; r.ip_version = 6;
+    memcpy(r.dst_ip, v6.dst_ip, 9); r.dst_ip[8] = 0x80; r.dst_plen = 65;
+    acl_case("dst v6 /65", r, VF(0), &v6, &v6b);
+    r = R0(); r.match = VSW_M_IP_VERSION; r.ip_version = 6;
+    acl_case("ip version", r, VF(0), &v6, &a);
+
+    r = R0(); r.match = VSW_M_IP_PROTO; r.ip_proto = 6;
+    b = a; b.proto = 6;
+    acl_case("proto", r, VF(0), &b, &a);
+    r = R0(); r.match = VSW_M_DPORT; r.dport_lo = 1999; r.dport_hi = 2001;
+    b = a; b.dport = 2002;
+    acl_case("dport range", r, VF(0), &a, &b);
+    b.dport = 1998;
+    acl_case("dport range lo", r, VF(0), &a, &b);
+    r = R0(); r.match = VSW_M_SPORT; r.sport_lo = 1000; r.sport_hi = 1000;
+    b = a; b.sport = 1001;
+    acl_case("sport exact", r, VF(0), &a, &b);
+    b = a; b.ethertype = 0x0806;                            /* no L4: port rule misses */
+    r.sport_lo = 0; r.sport_hi = 65535;
+    acl_case("sport needs L4", r, VF(0), &a, &b);
+    r = R0(); r.match = VSW_M_DSCP; r.dscp = 46; r.dscp_mask = 63;
+    b = a; b.dscp = 46;
+    acl_case("dscp", r, VF(0), &b, &a);
+    r = R0(); r.match = VSW_M_TCP_FLAGS; r.tcp_flags = 0x02; r.tcp_flags_mask = 0x12;
+    b = a; b.proto = 6; b.tcp_flags = 0x02;                 /* SYN */
+    tframe c = b; c.tcp_flags = 0x12;                        /* SYN-ACK */
+    acl_case("tcp syn", r, VF(0), &b, &c);
+    acl_case("tcp flags not udp", r, VF(0), &b, &a);
+    vsw_destroy(sw);
+}
+
+static void test_acl_actions(void)
+{
+    sw = fresh();
+    vsw_decision d;
+    vsw_error e;
+    tframe a = frm(MAC_VF[0], MAC_VF[1]);
+    vsw_rule rs[4];
+    /* priorities: lower value first; equal value: lower index first */
+    rs[0] = R0(); rs[0].priority = 5; rs[0].verdict = VSW_ACT_PERMIT;
+    rs[0].match = VSW_M_IN_PORT; rs[0].in_port = VF(0);
+    rs[0].flags |= VSW_ACTF_SET_TC | VSW_ACTF_MIRROR; rs[0].set_tc = 6; rs[0].mirror_port = VF(3);
+    rs[1] = R0(); rs[1].priority = 1; rs[1].match = VSW_M_DPORT;
+    rs[1].dport_lo = rs[1].dport_hi = 53;
+    rs[2] = R0(); rs[2].priority = 5; rs[2].match = VSW_M_IP_PROTO; rs[2].ip_proto = 17;
+    CHECK_EQ(vsw_acl_set(sw, rs, 3, &e), 0);
+    CHECK_EQ(send(VF(0), &a, &d), 2);
+    CHECK_EQ(d.rule, 0);
+    CHECK_EQ(d.tc, 6);
+    CHECK(vsw_portset_has(&d.egress, VF(1)) && vsw_portset_has(&d.egress, VF(3)));
+    CHECK_EQ(d.mirror_port, VF(3));
+    uint8_t out[256];
+    CHECK(vsw_egress_frame(sw, &d, VF(3), fb, fl, out, sizeof(out)) == fl && !memcmp(out, fb, fl));
+    a.dport = 53;
+    CHECK_EQ(send(VF(0), &a, &d), 0);
+    CHECK(d.rule == 1 && d.drop == VSW_DROP_ACL);
+    a.dport = 2000;
+    tframe b = frm(MAC_VF[2], MAC_VF[1]);
+    CHECK_EQ(send(VF(2), &b, &d), 0);
+    CHECK_EQ(d.rule, 2);
+    /* counters */
+    uint64_t p = 0, by = 0;
+    CHECK_EQ(vsw_rule_counters_get(sw, 0, &p, &by), 0);
+    CHECK(p == 1 && by == 60);
+    CHECK_EQ(vsw_rule_counters_get(sw, 1, &p, &by), 0);
+    CHECK_EQ(p, 1);
+    vsw_port_counters pc;
+    vsw_port_counters_get(sw, VF(0), &pc);
+    CHECK(pc.rx_packets == 2 && pc.rx_bytes == 120 && pc.drops[VSW_DROP_ACL] == 1);
+    vsw_port_counters_get(sw, VF(3), &pc);
+    CHECK(pc.tx_packets == 1 && pc.tx_bytes == 60);
+    vsw_port_counters_get(sw, VF(2), &pc);
+    CHECK_EQ(pc.drops[VSW_DROP_ACL], 1);
+    /* meter action: 1 packet burst at 1 pps */
+    vsw_meter_cfg mc = { .mode = VSW_METER_PPS, .rate = 1, .burst = 1 };
+    CHECK_EQ(vsw_meter_set(sw, 9, &mc, &e), 0);
+    rs[3] = R0(); rs[3].verdict = VSW_ACT_PERMIT; rs[3].flags = VSW_ACTF_METER; rs[3].meter = 9;
+    CHECK_EQ(vsw_acl_set(sw, &rs[3], 1, &e), 0);
+    CHECK_EQ(send(VF(2), &b, &d), 1);
+    CHECK_EQ(send(VF(2), &b, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_METER);
+    vsw_meter_counters m;
+    vsw_meter_counters_get(sw, 9, &m);
+    CHECK(m.pass_packets == 1 && m.drop_packets == 1 && m.drop_bytes == 60);
+    vsw_destroy(sw);
+}
+
+static void test_acl_invalid(void)
+{
+    sw = fresh();
+    vsw_error e;
+    vsw_decision d;
+    vsw_rule good = R0();
+    good.match = VSW_M_IP_PROTO; good.ip_proto = 17;
+    CHECK_EQ(vsw_acl_set(sw, &good, 1, &e), 0);
+    tframe a = frm(MAC_VF[0], MAC_VF[1]);
+    send(VF(0), &a, &d);
+    uint32_t gen = d.acl_gen;
+    CHECK_EQ(d.rule, 0);
+    struct { const char *name, *msg; int code; vsw_rule r; } bad[12];
+    int nb = 0;
+#define BAD(nm, m, c) do { bad[nb].name = nm; bad[nb].msg = m; bad[nb].code = c; \
+        bad[nb].r = R0(); } while (0)
+    BAD("plen", "prefix length", -EINVAL);
+    bad[nb].r.match = VSW_M_SRC_IP; bad[nb].r.ip_version = 4; bad[nb].r.src_plen = 33; nb++;
+    BAD("host bits", "beyond", -EINVAL);
+    bad[nb].r.match = VSW_M_DST_IP; bad[nb].r.ip_version = 4; bad[nb].r.dst_ip[3] = 1;
+    bad[nb].r.dst_plen = 24; nb++;
+    BAD("ipver", "ip_version", -EINVAL);
+    bad[nb].r.match = VSW_M_DST_IP; bad[nb].r.ip_version = 5; nb++;
+    BAD("range", "inverted", -EINVAL);
+    bad[nb].r.match = VSW_M_DPORT; bad[nb].r.dport_lo = 10; bad[nb].r.dport_hi = 9; nb++;
+    BAD("verdict", "verdict", -EINVAL);
+    bad[nb].r.verdict = 7; nb++;
+    BAD("flags", "action", -EINVAL);
+    bad[nb].r.flags = 1u << 20; nb++;
+    BAD("tc", "traffic class", -EINVAL);
+    bad[nb].r.flags = VSW_ACTF_SET_TC; bad[nb].r.set_tc = 8; nb++;
+    BAD("mirror", "mirror", -EINVAL);
+    bad[nb].r.flags = VSW_ACTF_MIRROR; bad[nb].r.mirror_port = 77; nb++;
+    BAD("meter", "meter", -EINVAL);
+    bad[nb].r.flags = VSW_ACTF_METER; bad[nb].r.meter = 0; nb++;
+    BAD("in_port", "in_port", -EINVAL);
+    bad[nb].r.match = VSW_M_IN_PORT; bad[nb].r.in_port = 6; nb++;
+    BAD("vlan", "VLAN", -EINVAL);
+    bad[nb].r.match = VSW_M_VLAN; bad[nb].r.vid = 4096; nb++;
+    BAD("match", "unknown match", -EINVAL);
+    bad[nb].r.match = 1u << 30; nb++;
+    for (int i = 0; i < nb; i++) {
+        vsw_rule set[3] = {good, good, bad[i].r};
+        memset(&e, 0, sizeof(e));
+        int rc = vsw_acl_set(sw, set, 3, &e);
+        CHECK_EQ(rc, bad[i].code);
+        CHECK_EQ(e.rule, 2);
+        if (!strstr(e.msg, bad[i].msg))
+            fprintf(stderr, "%s: message '%s'\n", bad[i].name, e.msg);
+        CHECK(strstr(e.msg, bad[i].msg) != NULL);
+        CHECK_EQ(vsw_acl_check(set, 3, vsw_num_ports(sw), NULL), bad[i].code);
+    }
+    vsw_rule *many = calloc(VSW_ACL_MAX_RULES + 1, sizeof(vsw_rule));
+    CHECK_EQ(vsw_acl_set(sw, many, VSW_ACL_MAX_RULES + 1, &e), -E2BIG);
+    CHECK(strstr(e.msg, "at most") != NULL);
+    free(many);
+    send(VF(0), &a, &d);
+    CHECK(d.acl_gen == gen && d.rule == 0 && d.drop == VSW_DROP_ACL);  /* unchanged */
+    /* meter config errors */
+    vsw_meter_cfg mc = { .mode = VSW_METER_BPS, .rate = 1000, .burst = 100, .parent = 50 };
+    CHECK_EQ(vsw_meter_set(sw, 1, &mc, &e), -EINVAL);
+    CHECK(strstr(e.msg, "parent") != NULL);
+    mc.parent = 0;
+    CHECK_EQ(vsw_meter_set(sw, 1, &mc, &e), 0);
+    mc.parent = 1;
+    CHECK_EQ(vsw_meter_set(sw, 2, &mc, &e), 0);
+    CHECK_EQ(vsw_meter_set(sw, 1, &(vsw_meter_cfg){ .rate = 1, .burst = 1, .parent = 2 }, &e), -EINVAL);
+    CHECK(strstr(e.msg, "loop") != NULL);
+    CHECK_EQ(vsw_meter_set(sw, 3, &(vsw_meter_cfg){ .rate = 0, .burst = 1 }, &e), -EINVAL);
+    CHECK_EQ(vsw_meter_del(sw, 1, &e), -EINVAL);           /* still a parent */
+    CHECK_EQ(vsw_meter_del(sw, 2, &e), 0);
+    CHECK_EQ(vsw_meter_del(sw, 2, &e), -ENOENT);
+    vsw_sched_cfg sc;
+    vsw_sched_cfg_default(&sc);
+    sc.tc[3].weight = 0;
+    CHECK_EQ(vsw_sched_set(sw, VF(0), &sc, &e), -EINVAL);
+    vsw_destroy(sw);
+}
+
+int main(void)
+{
+    test_parse();
+    test_ports_vlan();
+    test_spoof_trust_tc();
+    test_fdb();
+    test_acl_fields();
+    test_acl_actions();
+    test_acl_invalid();
+    return t_done();
+}
