@@ -291,6 +291,57 @@ static void test_index_wrap(void)
     pair_destroy(&x);
 }
 
+/* 129 engines (PF + 128 VFs) in one process: no shared state; pairs talk
+ * while the others hold their own objects. */
+static void test_many_engines(void)
+{
+    enum { N = 129, MEM = 65536 };
+    static struct host h[N];
+    static struct pipe p[N / 2];
+    uint64_t clk = 0;
+    uint32_t pd[N], cq[N], qp[N], mr[N];
+    int ok = 0;
+    for (int i = 0; i < N; i++) {
+        host_init(&h[i], &clk, MEM, (uint16_t)i);
+        vfw_pd_alloc(h[i].e, &pd[i]);
+        vfw_cq_create(h[i].e, 16, &cq[i]);
+        struct vfw_qp_attr a = { .pd_id = pd[i], .send_cq = cq[i],
+            .recv_cq = cq[i], .sq_depth = 4, .rq_depth = 4, .ord = 1,
+            .ird = 1, .max_sge = 1 };
+        vfw_qp_create(h[i].e, &a, &qp[i]);
+        vfw_mr_reg(h[i].e, pd[i], MEM_BASE, MEM, 7, &mr[i]);
+    }
+    for (int k = 0; k < N / 2; k++) {
+        struct host *a = &h[2 * k], *b = &h[2 * k + 1];
+        pipe_init(&p[k], a, b, 1460, 65536, 700, (uint64_t)k + 1);
+        b->accept_qp = qp[2 * k + 1];
+        b->accept_param = (struct vfw_conn_param){ .mpa_rev = 2, .p2p = 1,
+                                                   .crc = 1 };
+        struct vfw_conn_param cp = { .mpa_rev = 2, .p2p = 1, .crc = 1 };
+        vfw_connect(a->e, p[k].cep[0], qp[2 * k], &cp);
+        struct vfw_recv_wr r = { .wr_id = 1, .num_sge = 1,
+                                 .sge = { { mr[2 * k + 1], 64, MEM_BASE } } };
+        vfw_post_recv(b->e, qp[2 * k + 1], &r);
+        snprintf((char *)a->mem, 64, "engine %d says hi", 2 * k);
+        struct vfw_send_wr s = { .wr_id = 2, .opcode = VFW_WR_SEND,
+            .num_sge = 1, .sge = { { mr[2 * k], 32, MEM_BASE } } };
+        vfw_post_send(a->e, qp[2 * k], &s);
+    }
+    for (int k = 0; k < N / 2; k++) {
+        pipe_pump(&p[k]);
+        struct vfw_cqe c;
+        if (vfw_cq_poll(h[2 * k + 1].e, cq[2 * k + 1], &c, 1) == 1 &&
+            c.status == VFW_WC_SUCCESS &&
+            memcmp(h[2 * k + 1].mem, h[2 * k].mem, 32) == 0)
+            ok++;
+    }
+    CHECK_EQ(ok, N / 2);
+    for (int k = 0; k < N / 2; k++)
+        pipe_fini(&p[k]);
+    for (int i = 0; i < N; i++)
+        host_fini(&h[i]);
+}
+
 static void test_reject(void)
 {
     struct pair x;
@@ -728,6 +779,7 @@ int main(void)
     test_setup_variants();
     test_rtr_then_work();
     test_index_wrap();
+    test_many_engines();
     test_solicited_notify();
     test_reject();
     test_handshake_timeout_and_garbage();
