@@ -4,7 +4,7 @@
 # Cache layout (outside the clone, see common.sh):
 #   src/qemu_<ver>.orig.tar.xz         Debian's upstream tarball, sha256-checked
 #   pyvenv/                            meson >= 1.5 + pycotap for configure
-#   qemu/<ver>-<buildkey>/{src,build}  tree with build patches, configured;
+#   qemu/<ver>-<buildkey>/{src,build}  tree with qemu-patches/patches/*, configured;
 #                                      buildkey = hash(version, build patches)
 #   qemu/current -> that tree          what the launcher runs
 # Our device files are synced into src/hw/net/vfwarp on every run and ninja
@@ -55,7 +55,12 @@ if [ ! -x "$venv/bin/meson" ] || ! "$venv/bin/python" -c 'import pycotap' 2>/dev
 fi
 
 # --- configured tree --------------------------------------------------------
-buildkey=$( (echo "$ver"; cat "$VFW_TOP"/qemu-patches/build/*.patch; cat "$0") | sha256sum | cut -c1-12)
+# What a configured tree depends on; changing any of it starts a clean tree.
+configure_flags=(--target-list=x86_64-softmmu --without-default-features
+  --enable-tcg --enable-kvm --enable-slirp --enable-fdt=system
+  --enable-virtfs --enable-attr --enable-cap-ng
+  --disable-docs --disable-install-blobs --disable-werror)
+buildkey=$( (echo "$ver ${configure_flags[*]}"; cat "$VFW_TOP"/qemu-patches/patches/*.patch) | sha256sum | cut -c1-12)
 tree="$VFW_CACHE/qemu/$ver-$buildkey"
 if [ ! -f "$tree/.configured" ]; then
   step "Unpacking QEMU $ver and applying build patches"
@@ -63,7 +68,8 @@ if [ ! -f "$tree/.configured" ]; then
   tar -C "$tree" -xf "$tarball"
   mv "$tree/qemu-$ver" "$tree/src"
   mkdir -p "$tree/src/hw/net/vfwarp"
-  for p in "$VFW_TOP"/qemu-patches/build/*.patch; do
+  ls "$VFW_TOP"/qemu-patches/patches/*.patch >/dev/null 2>&1 || die "no build patches in qemu-patches/patches/"
+  for p in "$VFW_TOP"/qemu-patches/patches/*.patch; do
     patch -d "$tree/src" -p1 -s <"$p" || die "patch $(basename "$p") does not apply to QEMU $ver"
   done
   # A placeholder so configure sees a valid subdir; the sync below fills it.
@@ -71,11 +77,8 @@ if [ ! -f "$tree/.configured" ]; then
   cp "$VFW_TOP/qemu-patches/hw/net/vfwarp/Kconfig" "$tree/src/hw/net/vfwarp/Kconfig"
   step "Configuring QEMU (x86_64-softmmu, TCG, slirp, fdt, virtfs)"
   mkdir -p "$tree/build"
-  (cd "$tree/build" && ../src/configure --python="$venv/bin/python" \
-      --target-list=x86_64-softmmu --without-default-features \
-      --enable-tcg --enable-kvm --enable-slirp --enable-fdt=system \
-      --enable-virtfs --enable-attr --enable-cap-ng \
-      --disable-docs --disable-install-blobs --disable-werror >configure.log 2>&1) ||
+  (cd "$tree/build" && ../src/configure --python="$venv/bin/python" "${configure_flags[@]}" \
+      >configure.log 2>&1) ||
     { tail -n 30 "$tree/build/configure.log"; die "QEMU configure failed (log: $tree/build/configure.log)"; }
   touch "$tree/.configured"
 fi

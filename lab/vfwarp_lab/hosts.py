@@ -79,11 +79,23 @@ def _alive(pid: int) -> bool:
         return stat.exists() and stat.read_text().split()[2] != "Z"
 
 
+def _runs_in(pid: int, state: Path) -> bool:
+    """Is `pid` a live process of the lab in `state`? Guards against pid
+    reuse after a crash: every lab process names the state dir in its argv."""
+    if not _alive(pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return False
+    return str(state) in cmdline
+
+
 class Lab:
     """A set of emulated hosts sharing one state directory."""
 
     def __init__(self, state: Path = DEFAULT_STATE, image: Image = None, log=None):
-        self.state = Path(state)
+        self.state = Path(state).absolute()
         self._image = image
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.hosts = {}
@@ -123,7 +135,7 @@ class Lab:
         """Boot `count` hosts h1..hN and wait until each answers ssh."""
         if count < 1 or count > 16:
             raise LabError(f"host count must be 1..16, not {count}")
-        if any(_alive(h.pid) for h in self.hosts.values()):
+        if any(_runs_in(h.pid, self.state) for h in self.hosts.values()):
             raise LabError(f"a lab is already running in {self.state}: run 'down' first")
         image = self.image           # fails early, with one line, if missing
         qemu = qemu_binary()
@@ -236,10 +248,10 @@ class Lab:
         """Stop every QEMU and the hub; remove sockets. Returns processes stopped."""
         stopped = 0
         pids = [h.pid for h in self.hosts.values()] + [self.hub_pid]
+        pids = [pid for pid in pids if _runs_in(pid, self.state)]
         for pid in pids:
-            if _alive(pid):
-                os.killpg(pid, signal.SIGTERM)
-                stopped += 1
+            os.killpg(pid, signal.SIGTERM)
+            stopped += 1
         deadline = time.monotonic() + 10
         for pid in pids:
             while _alive(pid) and time.monotonic() < deadline:
@@ -258,7 +270,7 @@ class Lab:
     def status(self) -> list:
         rows = []
         for h in self.hosts.values():
-            rows.append({"host": h.name, "pid": h.pid, "running": _alive(h.pid),
+            rows.append({"host": h.name, "pid": h.pid, "running": _runs_in(h.pid, self.state),
                          "ssh": f"127.0.0.1:{h.ssh_port}", "uplink_mac": h.uplink_mac})
         return rows
 
@@ -276,7 +288,7 @@ class Lab:
     def ssh(self, name: str, command: str, timeout: float = 300, check: bool = True,
             capture: bool = True) -> subprocess.CompletedProcess:
         spec = self.host(name)
-        if not _alive(spec.pid):
+        if not _runs_in(spec.pid, self.state):
             raise LabError(f"host '{name}' is not running")
         r = subprocess.run(self._ssh_argv(spec, command), capture_output=capture,
                            text=True, timeout=timeout)

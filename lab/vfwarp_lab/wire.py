@@ -10,6 +10,7 @@ import os
 import select
 import socket
 import sys
+import time
 from pathlib import Path
 
 
@@ -33,24 +34,42 @@ def netdev_arg(state: Path, host: str, hosts: list) -> str:
             f"remote.type=unix,remote.path={remote}")
 
 
-def run_hub(state: Path, hosts: list, max_frame: int = 65536) -> None:
-    """Repeat frames from any port to every other port until killed."""
+def run_hub(state: Path, hosts: list, max_frame: int = 65536,
+            stall_s: float = 0.05) -> None:
+    """Repeat frames from any port to every other port until killed.
+
+    A port whose receive queue is full gets up to `stall_s` to drain, then
+    the frame is dropped for that port: one stuck host (paused QEMU) must not
+    stop the others, and the hub must never block forever."""
     path = hub_path(state)
     if path.exists():
         path.unlink()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(str(path))
-    ports = {str(port_path(state, h)) for h in hosts}
+    sock.setblocking(False)
+    ports = [str(port_path(state, h)) for h in hosts]
     while True:
         select.select([sock], [], [])
-        frame, sender = sock.recvfrom(max_frame)
+        try:
+            frame, sender = sock.recvfrom(max_frame)
+        except BlockingIOError:
+            continue
         for dst in ports:
             if dst == sender:
                 continue
-            try:
-                sock.sendto(frame, dst)
-            except OSError:
-                pass  # that host is not up (yet): a wire drops, it never blocks
+            # Writability of a datagram socket says nothing about the peer's
+            # queue, so poll with short sleeps, bounded by stall_s.
+            deadline = time.monotonic() + stall_s
+            while True:
+                try:
+                    sock.sendto(frame, dst)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        break  # stuck port: the frame is lost for it alone
+                    time.sleep(0.001)
+                except OSError:
+                    break  # that host is not up (yet): the frame is lost
 
 
 if __name__ == "__main__":

@@ -1,0 +1,33 @@
+/*
+ * vfwarp: state shared by the PF and VF glue (QEMU side only).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_NET_VFWARP_H
+#define HW_NET_VFWARP_H
+
+#include "hw/pci/pci_device.h"
+#include "net/net.h"
+#include "vfw_func.h"
+
+#define TYPE_VFWARP_PF "vfwarp"
+#define TYPE_VFWARP_VF "vfwarp-vf"
+OBJECT_DECLARE_SIMPLE_TYPE(VfwarpPFState, VFWARP_PF)
+
+struct VfwarpPFState {
+    PCIDevice parent_obj;
+    MemoryRegion mmio;
+    MemoryRegion msix;
+    NICState *nic;
+    NICConf conf;
+    uint16_t total_vfs;          /* property; 0 = no SR-IOV capability */
+    struct vfw_func_dev fn;      /* register files of PF and VFs (adapter/) */
+};
+
+/* BAR0 access of one function, forwarded to adapter/src/func.c. */
+uint64_t vfwarp_func_mmio_read(VfwarpPFState *s, struct vfw_func *f,
+                               hwaddr addr, unsigned size);
+void vfwarp_func_mmio_write(VfwarpPFState *s, struct vfw_func *f,
+                            hwaddr addr, uint64_t val, unsigned size);
+
+#endif

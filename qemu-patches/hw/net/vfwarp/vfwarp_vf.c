@@ -1,0 +1,178 @@
+/*
+ * vfwarp VF: QEMU glue of one SR-IOV virtual function of the vfwarp adapter.
+ *
+ * The PF creates its VFs (pcie_sriov_pf_init); each VF has BAR0 (the
+ * register file, served by adapter/src/func.c with the VF's own state in
+ * the PF's function table), BAR2 (MSI-X), ARI and FLR.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/module.h"
+#include "qemu/log.h"
+#include "qapi/error.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/pcie.h"
+#include "hw/pci/pcie_sriov.h"
+#include "hw/pci/msix.h"
+#include "migration/vmstate.h"
+
+#include "vfwarp/vfwarp_regs.h"
+#include "vfwarp.h"
+
+OBJECT_DECLARE_SIMPLE_TYPE(VfwarpVFState, VFWARP_VF)
+
+struct VfwarpVFState {
+    PCIDevice parent_obj;
+    MemoryRegion mmio;
+    MemoryRegion msix;
+};
+
+/* The owning PF's state and this VF's function; NULL if inconsistent. */
+static VfwarpPFState *vfwarp_vf_pf(PCIDevice *vf, struct vfw_func **f)
+{
+    PCIDevice *pf = pcie_sriov_get_pf(vf);
+    Object *o = pf ? object_dynamic_cast(OBJECT(pf), TYPE_VFWARP_PF) : NULL;
+    VfwarpPFState *s;
+
+    *f = NULL;
+    if (!o) {
+        return NULL;
+    }
+    s = VFWARP_PF(o);
+    *f = vfw_func_vf(&s->fn, pcie_sriov_vf_number(vf));
+    return *f ? s : NULL;
+}
+
+static uint64_t vfwarp_vf_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    struct vfw_func *f;
+    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(opaque), &f);
+
+    return s ? vfwarp_func_mmio_read(s, f, addr, size) : 0;
+}
+
+static void vfwarp_vf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                                 unsigned size)
+{
+    struct vfw_func *f;
+    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(opaque), &f);
+
+    if (s) {
+        vfwarp_func_mmio_write(s, f, addr, val, size);
+    }
+}
+
+static const MemoryRegionOps vfwarp_vf_mmio_ops = {
+    .read = vfwarp_vf_mmio_read,
+    .write = vfwarp_vf_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = { .min_access_size = 1, .max_access_size = 4 },
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+};
+
+static void vfwarp_vf_write_config(PCIDevice *dev, uint32_t addr,
+                                   uint32_t val, int len)
+{
+    pci_default_write_config(dev, addr, val, len);
+    pcie_cap_flr_write_config(dev, addr, val, len);
+}
+
+static void vfwarp_vf_realize(PCIDevice *dev, Error **errp)
+{
+    VfwarpVFState *v = VFWARP_VF(dev);
+    int ret;
+
+    if (!pcie_sriov_get_pf(dev)) {
+        error_setg(errp, "vfwarp-vf is created by its PF only");
+        return;
+    }
+    dev->config_write = vfwarp_vf_write_config;
+
+    memory_region_init_io(&v->mmio, OBJECT(dev), &vfwarp_vf_mmio_ops, dev,
+                          "vfwarp-vf-bar0", VFW_BAR0_SIZE);
+    pci_register_bar(dev, 0, PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &v->mmio);
+    memory_region_init(&v->msix, OBJECT(dev), "vfwarp-vf-msix",
+                       VFW_MSIX_BAR_SIZE);
+    pci_register_bar(dev, VFW_MSIX_BAR, PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &v->msix);
+
+    ret = msix_init(dev, VFW_VF_MSIX_VECTORS, &v->msix, VFW_MSIX_BAR,
+                    VFW_MSIX_TABLE_OFFSET, &v->msix, VFW_MSIX_BAR,
+                    VFW_MSIX_PBA_OFFSET, 0x70, errp);
+    if (ret) {
+        return;
+    }
+    for (int i = 0; i < VFW_VF_MSIX_VECTORS; i++) {
+        msix_vector_use(dev, i);
+    }
+    if (pcie_endpoint_cap_init(dev, 0xa0) < 0) {
+        msix_unuse_all_vectors(dev);
+        msix_uninit(dev, &v->msix, &v->msix);
+        error_setg(errp, "vfwarp-vf: cannot add the PCIe capability");
+        return;
+    }
+    pcie_cap_flr_init(dev);
+    pcie_ari_init(dev, 0x100);
+}
+
+static void vfwarp_vf_exit(PCIDevice *dev)
+{
+    VfwarpVFState *v = VFWARP_VF(dev);
+
+    pcie_cap_exit(dev);
+    msix_unuse_all_vectors(dev);
+    msix_uninit(dev, &v->msix, &v->msix);
+}
+
+/* FLR of this VF, the VF being enabled or disabled, or a system reset. */
+static void vfwarp_vf_reset(DeviceState *dev)
+{
+    struct vfw_func *f;
+
+    if (vfwarp_vf_pf(PCI_DEVICE(dev), &f)) {
+        vfw_func_reset(f);
+    }
+}
+
+static const VMStateDescription vfwarp_vf_vmstate = {
+    .name = "vfwarp-vf",
+    .unmigratable = 1,
+};
+
+static void vfwarp_vf_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->realize = vfwarp_vf_realize;
+    pc->exit = vfwarp_vf_exit;
+    pc->vendor_id = VFW_PCI_VENDOR_ID;
+    pc->device_id = VFW_PCI_DEVICE_ID_VF;
+    pc->revision = VFW_HW_VERSION_MAJOR;
+    pc->class_id = PCI_CLASS_NETWORK_ETHERNET;
+    dc->desc = "vfwarp SR-IOV iWARP adapter, virtual function (emulated)";
+    dc->vmsd = &vfwarp_vf_vmstate;
+    dc->user_creatable = false;
+    device_class_set_legacy_reset(dc, vfwarp_vf_reset);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo vfwarp_vf_info = {
+    .name = TYPE_VFWARP_VF,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(VfwarpVFState),
+    .class_init = vfwarp_vf_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void vfwarp_vf_register_types(void)
+{
+    type_register_static(&vfwarp_vf_info);
+}
+
+type_init(vfwarp_vf_register_types)
