@@ -24,7 +24,8 @@ pydeps:
 check: deps pydeps
 	@set -e; for c in $(CORES); do \
 	  if [ -f $$c/Makefile ]; then echo "==> make -C $$c test"; $(MAKE) -s -C $$c test; fi; done
-	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/lab/*.py tools/run-pytest
+	@echo "==> launcher and wire unit tests"; $(PYTEST) -q tests/unit
+	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/*/*.py tools/run-pytest
 	@bash -n lab/*.sh tools/install-deps .ci/run
 
 # ---- lab tier --------------------------------------------------------------
