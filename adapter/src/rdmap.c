@@ -105,6 +105,10 @@ void vfw_rdmap_terminate(struct vfw_engine *e, struct vfw_qp *qp,
     }
     qp->term_len = n;
     qp->term_pending = true;
+    /* nothing more of the stream goes out: drop the message in progress
+     * (and its built, not yet accepted FPDU); the Terminate is next */
+    qp->cur_active = false;
+    qp->tx_len = 0;
     qp->state = VFW_QPS_TERMINATE;
     e->st.terms_sent++;
     struct vfw_cep *c = vfw_cep_get(e, qp->cep);

@@ -342,6 +342,124 @@ static void test_many_engines(void)
         host_fini(&h[i]);
 }
 
+/* ---- raw FPDUs from a misbehaving peer: each gets its Terminate code -- */
+static size_t mk_fpdu(uint8_t *f, const uint8_t *u, size_t ul)
+{
+    f[0] = (uint8_t)(ul >> 8);
+    f[1] = (uint8_t)ul;
+    memcpy(f + 2, u, ul);
+    size_t n = 2 + ul;
+    while (n & 3)
+        f[n++] = 0;
+    uint32_t c = vfw_crc32c(0, f, n);
+    f[n] = (uint8_t)c; f[n + 1] = (uint8_t)(c >> 8);
+    f[n + 2] = (uint8_t)(c >> 16); f[n + 3] = (uint8_t)(c >> 24);
+    return n + 4;
+}
+static size_t mk_untagged(uint8_t *u, uint8_t ctl, uint8_t op, uint32_t qn,
+                          uint32_t msn, uint32_t mo)
+{
+    memset(u, 0, 18);
+    u[0] = ctl;
+    u[1] = (uint8_t)(0x40 | op);
+    u[9] = (uint8_t)qn;
+    u[10] = (uint8_t)(msn >> 24); u[11] = (uint8_t)(msn >> 16);
+    u[12] = (uint8_t)(msn >> 8); u[13] = (uint8_t)msn;
+    u[14] = (uint8_t)(mo >> 24); u[15] = (uint8_t)(mo >> 16);
+    u[16] = (uint8_t)(mo >> 8); u[17] = (uint8_t)mo;
+    return 18;
+}
+
+static void test_raw_violations(void)
+{
+    enum { BAD_DDP_VER, BAD_RDMAP_VER, BAD_QN, BAD_MSN, RESP_NONE,
+           WRITE_ON_QN, READ_MO, IRD_OVER, SHORT, N };
+    static const uint8_t want[N][3] = {
+        [BAD_DDP_VER] = { 1, 2, 0x06 }, [BAD_RDMAP_VER] = { 0, 2, 0x05 },
+        [BAD_QN] = { 1, 2, 0x01 },      [BAD_MSN] = { 1, 2, 0x03 },
+        [RESP_NONE] = { 0, 2, 0x06 },   [WRITE_ON_QN] = { 0, 2, 0x06 },
+        [READ_MO] = { 1, 2, 0x04 },     [IRD_OVER] = { 0, 2, 0x07 },
+        [SHORT] = { 1, 0, 0x00 },
+    };
+    for (int k = 0; k < N; k++) {
+        struct pair x;
+        pair_create(&x, 300 + (uint64_t)k);
+        pair_connect(&x, 2, 1, 7, 7);       /* B's IRD is 2 */
+        uint8_t u[64], f[4096];
+        size_t fl = 0, ul;
+        switch (k) {
+        case BAD_DDP_VER:
+            ul = mk_untagged(u, 0x42, 3, 0, 1, 0);
+            fl = mk_fpdu(f, u, ul);
+            break;
+        case BAD_RDMAP_VER:
+            ul = mk_untagged(u, 0x41, 3, 0, 1, 0);
+            u[1] = 0x83;
+            fl = mk_fpdu(f, u, ul);
+            break;
+        case BAD_QN:
+            ul = mk_untagged(u, 0x41, 3, 3, 1, 0);
+            fl = mk_fpdu(f, u, ul);
+            break;
+        case BAD_MSN:
+            ul = mk_untagged(u, 0x41, 3, 0, 7, 0);
+            fl = mk_fpdu(f, u, ul);
+            break;
+        case RESP_NONE:
+            memset(u, 0, 14);
+            u[0] = 0xC1; u[1] = 0x42;
+            fl = mk_fpdu(f, u, 14);
+            break;
+        case WRITE_ON_QN:
+            ul = mk_untagged(u, 0x41, 0, 0, 1, 0);   /* Write, untagged */
+            fl = mk_fpdu(f, u, ul);
+            break;
+        case READ_MO:
+            ul = mk_untagged(u, 0x41, 1, 1, 1, 8);
+            memset(u + 18, 0, 28);
+            fl = mk_fpdu(f, u, ul + 28);
+            break;
+        case IRD_OVER:
+            for (uint32_t i = 0; i < 3; i++) {     /* 3 reads, IRD 2 */
+                ul = mk_untagged(u, 0x41, 1, 1, i + 1, 0);
+                memset(u + 18, 0, 28);
+                u[18 + 15] = 16;                     /* size 16 */
+                uint32_t st = x.mr_b;
+                u[18 + 16] = (uint8_t)(st >> 24); u[18 + 17] = (uint8_t)(st >> 16);
+                u[18 + 18] = (uint8_t)(st >> 8); u[18 + 19] = (uint8_t)st;
+                uint64_t to = SRC;
+                for (int b = 0; b < 8; b++)
+                    u[18 + 20 + b] = (uint8_t)(to >> (56 - 8 * b));
+                fl += mk_fpdu(f + fl, u, ul + 28);
+            }
+            break;
+        case SHORT:
+            u[0] = 0x41; u[1] = 0x43;
+            fl = mk_fpdu(f, u, 6);
+            break;
+        }
+        /* deliver straight into B as if it came from the peer, before
+         * B could answer any of it */
+        if (k == IRD_OVER)     /* B's send side is full: responses wait */
+            x.p.q[1].len = x.p.q[1].cap;
+        vfw_llp_recv(x.b.e, x.p.cep[1], f, fl);
+        if (k == IRD_OVER)
+            x.p.q[1].len = 0;
+        struct vfw_qp_info ib;
+        vfw_qp_query(x.b.e, x.qp_b, &ib);
+        CHECK_EQ(ib.term_sent.valid, 1);
+        CHECK_EQ(ib.term_sent.layer, want[k][0]);
+        CHECK_EQ(ib.term_sent.etype, want[k][1]);
+        CHECK_EQ(ib.term_sent.ecode, want[k][2]);
+        pipe_pump(&x.p);
+        struct vfw_qp_info ia;
+        vfw_qp_query(x.a.e, x.qp_a, &ia);
+        CHECK_EQ(ia.term_rcvd.ecode, want[k][2]);
+        CHECK_EQ(ia.state, VFW_QPS_ERROR);
+        pair_destroy(&x);
+    }
+}
+
 static void test_reject(void)
 {
     struct pair x;
@@ -780,6 +898,7 @@ int main(void)
     test_rtr_then_work();
     test_index_wrap();
     test_many_engines();
+    test_raw_violations();
     test_solicited_notify();
     test_reject();
     test_handshake_timeout_and_garbage();
