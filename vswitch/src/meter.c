@@ -76,7 +76,7 @@ int vsw_meter_set(vsw_switch *sw, unsigned id, const vsw_meter_cfg *c, vsw_error
     m->gen++;
     m->cfg = *c;
     vsw_rate_factor(c->rate, &m->k, &m->sh);
-    m->tau = vsw_rate_cost(c->burst, m->k, m->sh);
+    m->tau = vsw_rate_cost(c->mode == VSW_METER_PPS ? c->burst : c->burst * 8, m->k, m->sh);
     fresh->meters = mt;
     vsw_publish(sw, fresh, cur->meters, meters_free);
     return 0;
