@@ -16,7 +16,7 @@
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -112,9 +112,11 @@ int main(int argc, char **argv)
 {
     const char *out = NULL;
     double secs = 0.4;
+    size_t only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--secs") && i + 1 < argc) secs = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = (size_t)atol(argv[++i]);
     }
     static const size_t sizes[] = {16, 256, 4096, 65536};
     fig figs[64];
@@ -123,6 +125,8 @@ int main(int argc, char **argv)
     double mpps_tree[4] = {0};
     for (int si = 0; si < 4; si++) {
         size_t n = sizes[si];
+        if (only && n != only)
+            continue;
         vsw_config cfg = { .num_vfs = NVF };
         vsw_switch *sw = vsw_create(&cfg);
         for (unsigned v = 0; v < NVF; v++)

@@ -21,7 +21,7 @@
  *   - a rule whose every specified bit is fixed by the path covers the whole
  *     node: all lower-priority rules are removed below it;
  *   - children with the same rule list share one subtree;
- *   - leaves hold <= 4 rules (sorted by rank: first match wins);
+ *   - leaves hold <= 2 rules (sorted by rank: first match wins);
  *   - if one tree would replicate too much (many rules wildcard on the fields
  *     others are cut on), the rules are split by which fields they specify
  *     into up to 8 trees; a lookup visits trees in order of their best rank
@@ -33,7 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LEAF_MAX     4
+#define LEAF_MAX     2
+#define LEAF_BIG     32
 #define MAX_DEPTH    40
 #define MAX_BITS     8
 
@@ -98,6 +99,42 @@ static int hibit(uint64_t x) { return 63 - __builtin_clzll(x); }
 
 typedef struct cand { uint8_t w, s, k; size_t maxc, total; } cand;
 
+/* Child sizes if rules r[0], r[step], ... are cut on k bits at `s` of
+ * key word w: the largest child and the sum of all (scaled by step). */
+static void eval_window(const vsw_crule *R, const uint32_t *r, size_t n, size_t step,
+                        unsigned w, int s, unsigned k, size_t *maxc, size_t *total)
+{
+    size_t cnt[1u << MAX_BITS];
+    uint64_t km = (1ull << k) - 1;
+    memset(cnt, 0, sizeof(size_t) << k);
+    size_t all = 0, tot = 0;
+    for (size_t i = 0; i < n; i += step) {
+        const vsw_crule *c = &R[r[i]];
+        unsigned wv = (unsigned)((c->v[w] >> s) & km);
+        unsigned wm = (unsigned)((c->m[w] >> s) & km);
+        if (wm == km) {
+            cnt[wv]++;
+            tot++;
+        } else if (wm == 0) {
+            all++;
+            tot += (size_t)1 << k;
+        } else {
+            unsigned fr = (unsigned)km & ~wm, sub = 0;
+            do {
+                cnt[wv | sub]++;
+                tot++;
+                sub = (sub - fr) & fr;
+            } while (sub);
+        }
+    }
+    size_t mx = 0;
+    for (size_t c = 0; c < ((size_t)1 << k); c++)
+        if (cnt[c] > mx)
+            mx = cnt[c];
+    *maxc = (mx + all) * step;
+    *total = tot * step;
+}
+
 /* Build the subtree for rules r[0..n) (ranks, ascending) under the path
  * constraint pm (the bits already fixed above).  Returns its descriptor. */
 static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
@@ -135,60 +172,72 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
     unsigned kmax = 1;
     while (kmax < MAX_BITS && (1ull << (kmax + 1)) <= 4 * n)
         kmax++;
-    static _Thread_local size_t cnt[1u << MAX_BITS];
+    /* Candidate windows: for every field, windows of k bits whose top bit is
+     * one of the field's 8 most significant bits on which the node's rules
+     * disagree.  Large nodes rank candidates on a sample of rules, then the
+     * best few are evaluated exactly. */
+    enum { TOPS = 8, KEEP = 4 };
+    static const unsigned ks[] = {1, 2, 3, 4, 5, 6, 8};
+    size_t step0 = n > 512 ? n / 256 : 1;
     cand best = {0, 0, 0, n, 0};
-    for (size_t f = 0; f < NFIELDS; f++) {
-        const field *fd = &fields[f];
-        uint64_t fm = fd->width == 64 ? ~0ull : ((1ull << fd->width) - 1) << fd->lo;
-        uint64_t diff = or1[fd->word] & or0[fd->word] & ~pm[fd->word] & fm;
-        if (!diff)
-            continue;
-        int hb = hibit(diff);
-        for (unsigned k = 1; k <= kmax; k++) {
-            int s = hb - (int)k + 1;
-            if (s < fd->lo)
-                break;
-            uint64_t km = (1ull << k) - 1;
-            memset(cnt, 0, sizeof(size_t) << k);
-            size_t all = 0, total = 0;
-            for (size_t i = 0; i < n; i++) {
-                const vsw_crule *c = &R[r[i]];
-                unsigned wv = (unsigned)((c->v[fd->word] >> s) & km);
-                unsigned wm = (unsigned)((c->m[fd->word] >> s) & km);
-                if (wm == km) {
-                    cnt[wv]++;
-                    total++;
-                } else if (wm == 0) {
-                    all++;
-                    total += (size_t)1 << k;
-                } else {
-                    unsigned fr = (unsigned)km & ~wm, sub = 0;
-                    do {
-                        cnt[wv | sub]++;
-                        total++;
-                        sub = (sub - fr) & fr;
-                    } while (sub);
+    for (size_t step = step0;; step = 1) {
+        cand keep[KEEP];
+        size_t nkeep = 0;
+        for (size_t f = 0; f < NFIELDS; f++) {
+            const field *fd = &fields[f];
+            uint64_t fm = fd->width == 64 ? ~0ull : ((1ull << fd->width) - 1) << fd->lo;
+            uint64_t diff = or1[fd->word] & or0[fd->word] & ~pm[fd->word] & fm;
+            for (int top = 0; top < TOPS && diff; top++) {
+                int hb = hibit(diff);
+                diff &= ~(1ull << hb);
+                for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]) && ks[ki] <= kmax; ki++) {
+                    unsigned k = ks[ki];
+                    int sh = hb - (int)k + 1;
+                    if (sh < fd->lo)
+                        break;
+                    size_t mx, total;
+                    eval_window(R, r, n, step, fd->word, sh, k, &mx, &total);
+                    size_t allow = n * b->fpct / 100 + (b->fpct > 100 ? (size_t)1 << k : 0);
+                    if (step > 1)
+                        allow -= allow / 10;        /* margin for sampling error */
+                    if (mx >= n || total > allow)
+                        continue;
+                    cand c = {fd->word, (uint8_t)sh, (uint8_t)k, mx, total};
+                    /* insert into the KEEP best, ordered by (maxc, total) */
+                    size_t pos = nkeep;
+                    while (pos > 0 && (c.maxc < keep[pos - 1].maxc ||
+                                       (c.maxc == keep[pos - 1].maxc && c.total < keep[pos - 1].total)))
+                        pos--;
+                    if (pos >= KEEP)
+                        continue;
+                    if (nkeep < KEEP)
+                        nkeep++;
+                    memmove(&keep[pos + 1], &keep[pos], (nkeep - 1 - pos) * sizeof(cand));
+                    keep[pos] = c;
                 }
             }
-            size_t mx = 0;
-            for (size_t c = 0; c < ((size_t)1 << k); c++)
-                if (cnt[c] > mx)
-                    mx = cnt[c];
-            mx += all;
-            size_t allow = n * b->fpct / 100 + (b->fpct > 100 ? (size_t)1 << k : 0);
-            if (mx >= n || total > allow)
-                continue;
-            if (mx < best.maxc || (mx == best.maxc && total < best.total)) {
-                best.w = fd->word;
-                best.s = (uint8_t)s;
-                best.k = (uint8_t)k;
-                best.maxc = mx;
-                best.total = total;
-            }
         }
+        for (size_t i = 0; i < nkeep; i++) {
+            cand c = keep[i];
+            if (step > 1) {
+                eval_window(R, r, n, 1, c.w, c.s, c.k, &c.maxc, &c.total);
+                size_t allow = n * b->fpct / 100 + (b->fpct > 100 ? (size_t)1 << c.k : 0);
+                if (c.maxc >= n || c.total > allow)
+                    continue;
+            }
+            if (best.k == 0 || c.maxc < best.maxc || (c.maxc == best.maxc && c.total < best.total))
+                best = c;
+        }
+        if (best.k || step == 1)
+            break;
     }
-    if (best.k == 0)
+    if (best.k == 0) {
+        /* no cut helps: a long leaf.  Only the last-resort build (no
+         * replication allowed) may keep one; otherwise try the next plan. */
+        if (n > LEAF_BIG && b->fpct > 100 && !b->fail)
+            b->fail = 1;
         return make_leaf(b, r, n);
+    }
 
     /* distribute the rules to the children */
     unsigned k = best.k, nc = 1u << k;
@@ -456,10 +505,17 @@ void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
                                        ((k[i].w[w2] >> s2) & ((1u << b2) - 1))]);
                     active++;
                 } else if ((x >> 32) & 0xffffff) {
-                    __builtin_prefetch(&a->rules[t->leafrules[(uint32_t)x]]);
+                    __builtin_prefetch(&t->leafrules[(uint32_t)x]);
                 }
             }
         }
+        for (size_t i = 0; i < n; i++)
+            if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff)) {
+                const char *cr = (const char *)&a->rules[t->leafrules[(uint32_t)d[i]]];
+                __builtin_prefetch(cr);
+                __builtin_prefetch(cr + 64);
+                __builtin_prefetch(cr + 128);
+            }
         for (size_t i = 0; i < n; i++)
             if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
                 rank[i] = leaf_match(a, t, d[i], &k[i], rank[i]);

@@ -13,12 +13,6 @@ typedef struct pstate {
     uint32_t len;
 } pstate;
 
-static unsigned popcnt_set(const vsw_portset *s)
-{
-    return (unsigned)(__builtin_popcountll(s->w[0]) + __builtin_popcountll(s->w[1]) +
-                      __builtin_popcountll(s->w[2]));
-}
-
 static void drop(vsw_switch *sw, unsigned in_port, vsw_decision *d, unsigned reason)
 {
     d->drop = (uint8_t)reason;
@@ -164,17 +158,16 @@ static unsigned egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
     else
         d->mirror_port = VSW_PORT_ANY;
     d->egress = eg;
-    unsigned n = popcnt_set(&eg);
-    if (!n) {
-        drop(sw, in_port, d, VSW_DROP_NO_DEST);
-        return 0;
-    }
+    unsigned n = 0;
     for (int i = 0; i < 3; i++)
         for (uint64_t w = eg.w[i]; w; w &= w - 1) {
             unsigned port = (unsigned)(i * 64 + __builtin_ctzll(w));
             vsw_ctr_add(&sw->pc[port].tx_packets, 1);
             vsw_ctr_add(&sw->pc[port].tx_bytes, ps->len);
+            n++;
         }
+    if (!n)
+        drop(sw, in_port, d, VSW_DROP_NO_DEST);
     return n;
 }
 
@@ -221,6 +214,9 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
                 rank[j] = vsw_acl_lookup_linear(cs->acl, &keys[j]);
         else
             vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank);
+        for (size_t j = 0; j < live; j++)          /* rule counters: warm up */
+            if (rank[j] != UINT32_MAX)
+                __builtin_prefetch(&cs->acl->ctr[2 * cs->acl->rules[rank[j]].index], 1);
         for (size_t j = 0; j < live; j++)
             egress(sw, cs, in_port, &ps[idx[j]], rank[j], now_ns, &d[idx[j]]);
         frames += m;
