@@ -130,7 +130,7 @@ static int convert(const vsw_rule *r, int idx, unsigned num_ports,
             return vsw_err(err, -EINVAL, idx, "rule %d: ip_version must be 4 or 6",
                            idx);
         c->v[0] |= ver;
-        c->m[0] |= 0xff;
+        c->m[0] |= 0x0f;
         is_ip = 1;
         for (int s = 0; s < 2; s++) {
             if (!(mt & (s ? VSW_M_DST_IP : VSW_M_SRC_IP)))
@@ -140,11 +140,11 @@ static int convert(const vsw_rule *r, int idx, unsigned num_ports,
             int rc = check_prefix(ip, plen, ver, s ? "dst" : "src", idx, err);
             if (rc)
                 return rc;
-            int w = s ? 6 : 4;
-            c->v[w] = be_bytes(ip, 8);
-            c->v[w + 1] = ver == 6 ? be_bytes(ip + 8, 8) : 0;
-            c->m[w] = top_mask(plen);
-            c->m[w + 1] = plen > 64 ? top_mask(plen - 64) : 0;
+            int hi = s ? VSW_KW_DIP_HI : VSW_KW_SIP_HI, lo = s ? VSW_KW_DIP_LO : VSW_KW_SIP_LO;
+            c->v[hi] = be_bytes(ip, 8);
+            c->v[lo] = ver == 6 ? be_bytes(ip + 8, 8) : 0;
+            c->m[hi] = top_mask(plen);
+            c->m[lo] = plen > 64 ? top_mask(plen - 64) : 0;
         }
     }
     if (mt & VSW_M_IP_PROTO) {
@@ -156,8 +156,8 @@ static int convert(const vsw_rule *r, int idx, unsigned num_ports,
         if (r->dscp > 63 || r->dscp_mask > 63 || (r->dscp & ~r->dscp_mask))
             return vsw_err(err, -EINVAL, idx, "rule %d: bad DSCP %u/%u", idx,
                            r->dscp, r->dscp_mask);
-        c->v[3] |= (uint64_t)r->dscp << 48;
-        c->m[3] |= (uint64_t)r->dscp_mask << 48;
+        c->v[7] |= (uint64_t)r->dscp << 48;
+        c->m[7] |= (uint64_t)r->dscp_mask << 48;
         is_ip = 1;
     }
     if (mt & VSW_M_TCP_FLAGS) {
@@ -167,8 +167,8 @@ static int convert(const vsw_rule *r, int idx, unsigned num_ports,
         if ((mt & VSW_M_IP_PROTO) && r->ip_proto != 6)
             return vsw_err(err, -EINVAL, idx,
                            "rule %d: TCP flags with ip_proto %u", idx, r->ip_proto);
-        c->v[3] |= (uint64_t)r->tcp_flags << 56;
-        c->m[3] |= (uint64_t)r->tcp_flags_mask << 56;
+        c->v[7] |= (uint64_t)r->tcp_flags << 56;
+        c->m[7] |= (uint64_t)r->tcp_flags_mask << 56;
         c->v[0] |= 6ull << 8;
         c->m[0] |= 0xffull << 8;
         is_ip = l4 = 1;
@@ -191,12 +191,12 @@ static int convert(const vsw_rule *r, int idx, unsigned num_ports,
         is_ip = l4 = 1;
     }
     if (is_ip) {
-        c->v[3] |= 1ull << 41;
-        c->m[3] |= 1ull << 41;
+        c->v[0] |= 1ull << 7;
+        c->m[0] |= 1ull << 7;
     }
     if (l4) {
-        c->v[3] |= 1ull << 40;
-        c->m[3] |= 1ull << 40;
+        c->v[0] |= 1ull << 6;
+        c->m[0] |= 1ull << 6;
     }
     return 0;
 }
@@ -259,7 +259,22 @@ int vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
     }
     sort_rules(a->rules, tmp, n, rules);
     free(tmp);
-    a->bytes = sizeof(*a) + n * (sizeof(vsw_crule) + 2 * sizeof(vsw_ctr));
+    a->hot = aligned_alloc(64, (n ? n : 1) * sizeof(vsw_hot));
+    a->act = calloc(n ? n : 1, sizeof(vsw_act));
+    if (!a->hot || !a->act) {
+        vsw_acl_free(a);
+        return vsw_err(err, -ENOMEM, -1, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const vsw_crule *c = &a->rules[i];
+        memcpy(a->hot[i].v, c->v, sizeof(a->hot[i].v));
+        memcpy(a->hot[i].m, c->m, sizeof(a->hot[i].m));
+        a->act[i] = (vsw_act){ .index = c->index, .flags = c->flags, .verdict = c->verdict,
+                               .set_tc = c->set_tc, .mirror_port = c->mirror_port,
+                               .meter = c->meter };
+    }
+    a->bytes = sizeof(*a) + n * (sizeof(vsw_crule) + sizeof(vsw_hot) + sizeof(vsw_act) +
+                                 2 * sizeof(vsw_ctr));
     if (vsw_acl_build_trees(a)) {
         vsw_acl_free(a);
         return vsw_err(err, -ENOMEM, -1, "out of memory building the classifier");
@@ -277,6 +292,8 @@ void vsw_acl_free(vsw_acl *a)
         free(a->trees[t].leafrules);
     }
     free(a->rules);
+    free(a->hot);
+    free(a->act);
     free(a->ctr);
     free(a);
 }

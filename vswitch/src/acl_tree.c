@@ -42,8 +42,8 @@ typedef struct field { uint8_t word, lo, width; } field;
 static const field fields[] = {
     {0, 56, 8}, {0, 48, 8}, {0, 32, 16}, {0, 16, 16}, {0, 8, 8}, {0, 0, 8},
     {1, 16, 48}, {1, 0, 16}, {2, 16, 48}, {2, 0, 16},
-    {3, 56, 8}, {3, 48, 8}, {3, 40, 8},
-    {4, 0, 64}, {5, 0, 64}, {6, 0, 64}, {7, 0, 64},
+    {3, 0, 64}, {4, 0, 64}, {5, 0, 64}, {6, 0, 64},
+    {7, 56, 8}, {7, 48, 8},
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -87,8 +87,15 @@ static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n)
         return VSW_TN_LEAF;
     }
     uint64_t base = b->nleaf;
-    if (n)
-        memcpy(b->leaf + b->nleaf, r, n * sizeof(uint32_t));
+    for (size_t i = 0; i < n; i++) {
+        const vsw_crule *c = &b->a->rules[r[i]];
+        uint32_t e = r[i];
+        if (c->m[4] | c->m[5] | c->m[6] | c->m[7])
+            e |= VSW_LEAF_HI;
+        if (c->ranges)
+            e |= VSW_LEAF_RANGE;
+        b->leaf[b->nleaf + i] = e;
+    }
     b->nleaf += n;
     b->nnodes++;
     over(b);
@@ -348,8 +355,8 @@ static unsigned signature(const vsw_crule *c)
     if ((c->m[0] >> 48) & 0xff) s |= 2;  /* out_port */
     if (c->m[1] >> 16) s |= 4;           /* src mac  */
     if (c->m[2] >> 16) s |= 8;           /* dst mac  */
-    if (c->m[4] | c->m[5]) s |= 16;      /* src ip   */
-    if (c->m[6] | c->m[7]) s |= 32;      /* dst ip   */
+    if (c->m[VSW_KW_SIP_HI] | c->m[VSW_KW_SIP_LO]) s |= 16;   /* src ip */
+    if (c->m[VSW_KW_DIP_HI] | c->m[VSW_KW_DIP_LO]) s |= 32;   /* dst ip */
     if ((c->m[1] | c->m[2]) & 0xffff) s |= 64; /* l4 ports */
     if ((c->m[0] >> 32) & 0xffff) s |= 128;    /* vlan     */
     return s;
@@ -448,11 +455,17 @@ static inline uint32_t leaf_match(const vsw_acl *a, const vsw_tree *t, uint64_t 
     const uint32_t *lr = t->leafrules + (uint32_t)d;
     unsigned cnt = (unsigned)(d >> 32) & 0xffffff;
     for (unsigned i = 0; i < cnt; i++) {
-        uint32_t rk = lr[i];
+        uint32_t e = lr[i], rk = e & VSW_LEAF_RANK;
         if (rk >= best)
             break;
-        if (vsw_crule_match(&a->rules[rk], k))
-            return rk;
+        const vsw_hot *h = &a->hot[rk];
+        uint64_t x = ((k->w[0] ^ h->v[0]) & h->m[0]) | ((k->w[1] ^ h->v[1]) & h->m[1]) |
+                     ((k->w[2] ^ h->v[2]) & h->m[2]) | ((k->w[3] ^ h->v[3]) & h->m[3]);
+        if (x)
+            continue;
+        if ((e & (VSW_LEAF_HI | VSW_LEAF_RANGE)) && !vsw_crule_match(&a->rules[rk], k))
+            continue;
+        return rk;
     }
     return best;
 }
@@ -510,12 +523,8 @@ void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
             }
         }
         for (size_t i = 0; i < n; i++)
-            if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff)) {
-                const char *cr = (const char *)&a->rules[t->leafrules[(uint32_t)d[i]]];
-                __builtin_prefetch(cr);
-                __builtin_prefetch(cr + 64);
-                __builtin_prefetch(cr + 128);
-            }
+            if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
+                __builtin_prefetch(&a->hot[t->leafrules[(uint32_t)d[i]] & VSW_LEAF_RANK]);
         for (size_t i = 0; i < n; i++)
             if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
                 rank[i] = leaf_match(a, t, d[i], &k[i], rank[i]);

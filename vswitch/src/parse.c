@@ -131,17 +131,17 @@ void vsw_key_build(vsw_key *k, const vsw_pkt *p, unsigned in_port,
                    unsigned out_port, uint16_t vid)
 {
     uint64_t op = out_port == VSW_PORT_FLOOD ? 0xfe : (out_port & 0xff);
+    uint64_t flags = ((uint64_t)(p->ip_version != 0) << 7) | ((uint64_t)p->l4_valid << 6);
     k->w[0] = ((uint64_t)(in_port & 0xff) << 56) | (op << 48) |
               ((uint64_t)vid << 32) | ((uint64_t)p->ethertype << 16) |
-              ((uint64_t)p->ip_proto << 8) | p->ip_version;
+              ((uint64_t)p->ip_proto << 8) | flags | p->ip_version;
     uint64_t sp = p->l4_valid ? p->sport : 0, dp = p->l4_valid ? p->dport : 0;
     k->w[1] = (mac48(p->src) << 16) | sp;
     k->w[2] = (mac48(p->dst) << 16) | dp;
-    k->w[3] = ((uint64_t)(p->l4_valid && p->ip_proto == 6 ? p->tcp_flags : 0) << 56) |
-              ((uint64_t)p->dscp << 48) | ((uint64_t)p->l4_valid << 40) |
-              ((uint64_t)(p->ip_version != 0) << 41);
+    k->w[3] = be_u64(p->dst_ip);
     k->w[4] = be_u64(p->src_ip);
-    k->w[5] = be_u64(p->src_ip + 8);
-    k->w[6] = be_u64(p->dst_ip);
-    k->w[7] = be_u64(p->dst_ip + 8);
+    k->w[5] = be_u64(p->dst_ip + 8);
+    k->w[6] = be_u64(p->src_ip + 8);
+    k->w[7] = ((uint64_t)(p->l4_valid && p->ip_proto == 6 ? p->tcp_flags : 0) << 56) |
+              ((uint64_t)p->dscp << 48);
 }

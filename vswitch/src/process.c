@@ -114,7 +114,7 @@ static unsigned egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
     uint16_t meters[3];
     unsigned nm = 0;
     if (rank != UINT32_MAX) {
-        const vsw_crule *r = &acl->rules[rank];
+        const vsw_act *r = &acl->act[rank];
         d->rule = (int32_t)r->index;
         if (r->flags & VSW_ACTF_COUNT) {
             vsw_ctr_add(&acl->ctr[2 * r->index], 1);
@@ -216,7 +216,7 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
             vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank);
         for (size_t j = 0; j < live; j++)          /* rule counters: warm up */
             if (rank[j] != UINT32_MAX)
-                __builtin_prefetch(&cs->acl->ctr[2 * cs->acl->rules[rank[j]].index], 1);
+                __builtin_prefetch(&cs->acl->act[rank[j]]);
         for (size_t j = 0; j < live; j++)
             egress(sw, cs, in_port, &ps[idx[j]], rank[j], now_ns, &d[idx[j]]);
         frames += m;

@@ -40,13 +40,18 @@ static inline void vsw_portset_del(vsw_portset *s, unsigned p)
 }
 
 /* ---- the classifier key: 8 x 64-bit words ----
- *  w0: in_port<<56 | out_port<<48 | vid<<32 | ethertype<<16 | proto<<8 | ipver
- *  w1: src_mac<<16 | sport
- *  w2: dst_mac<<16 | dport
- *  w3: tcp_flags<<56 | dscp<<48 | is_ip<<41 | l4_valid<<40
- *  w4,w5: src IP (IPv4: the top 32 bits of w4), w6,w7: dst IP
+ *  w0: in_port<<56 | out_port<<48 | vid<<32 | ethertype<<16 | proto<<8 |
+ *      is_ip<<7 | l4_valid<<6 | ip version (4 bits)
+ *  w1: src_mac<<16 | sport          w2: dst_mac<<16 | dport
+ *  w3: dst IP bits 0-63             w4: src IP bits 0-63
+ *  w5: dst IP bits 64-127           w6: src IP bits 64-127
+ *  w7: tcp_flags<<56 | dscp<<48
+ * (IPv4 addresses are the top 32 bits of w3/w4.)  Words 0-3 are what most
+ * rules use, and they share one cache line in the hot rule copy (see
+ * vsw_hot); words 4-7 are checked only for rules that use them.
  * Ports are stored as 8-bit values (VSW_PORT_FLOOD -> 0xfe).
  */
+enum { VSW_KW_DIP_HI = 3, VSW_KW_SIP_HI = 4, VSW_KW_DIP_LO = 5, VSW_KW_SIP_LO = 6 };
 #define VSW_KEY_WORDS 8
 typedef struct vsw_key { uint64_t w[VSW_KEY_WORDS]; } vsw_key;
 
@@ -81,11 +86,27 @@ typedef struct vsw_tree {
 } vsw_tree;
 #define VSW_TN_LEAF (1ull << 63)
 
+/* The hot copy of a rule: key words 0-3 (value, mask) in one cache line;
+ * leaf entries flag rules that also need words 4-7 or a range check. */
+typedef struct vsw_hot { uint64_t v[4], m[4]; } vsw_hot;
+#define VSW_LEAF_HI    (1u << 31)   /* check words 4-7 too (full crule)     */
+#define VSW_LEAF_RANGE (1u << 30)   /* check L4 port ranges (full crule)    */
+#define VSW_LEAF_RANK  ((1u << 30) - 1)
+
+/* What a matching rule does, by rank (16 bytes). */
+typedef struct vsw_act {
+    uint32_t index, flags;
+    uint8_t  verdict, set_tc;
+    uint16_t mirror_port, meter, pad;
+} vsw_act;
+
 #define VSW_MAX_TREES 8
 typedef struct vsw_acl {
     uint32_t   gen;
     size_t     nrules;
     vsw_crule *rules;       /* sorted by (priority, index): position = rank */
+    vsw_hot   *hot;         /* by rank, 64-byte aligned                      */
+    vsw_act   *act;         /* by rank                                       */
     size_t     ntrees;
     vsw_tree   trees[VSW_MAX_TREES];
     vsw_ctr   *ctr;         /* 2 per rule, by user index: packets, bytes    */
