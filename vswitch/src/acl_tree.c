@@ -463,8 +463,19 @@ static inline uint32_t leaf_match(const vsw_acl *a, const vsw_tree *t, uint64_t 
                      ((k->w[2] ^ h->v[2]) & h->m[2]) | ((k->w[3] ^ h->v[3]) & h->m[3]);
         if (x)
             continue;
-        if ((e & (VSW_LEAF_HI | VSW_LEAF_RANGE)) && !vsw_crule_match(&a->rules[rk], k))
-            continue;
+        if (e & VSW_LEAF_HI) {
+            const vsw_hot *g = &a->hot_hi[rk];
+            if (((k->w[4] ^ g->v[0]) & g->m[0]) | ((k->w[5] ^ g->v[1]) & g->m[1]) |
+                ((k->w[6] ^ g->v[2]) & g->m[2]) | ((k->w[7] ^ g->v[3]) & g->m[3]))
+                continue;
+        }
+        if (e & VSW_LEAF_RANGE) {
+            const vsw_act *r = &a->act[rk];
+            unsigned sp = (unsigned)(k->w[1] & 0xffff), dp = (unsigned)(k->w[2] & 0xffff);
+            if (((r->ranges & 1) && (sp < r->sp_lo || sp > r->sp_hi)) ||
+                ((r->ranges & 2) && (dp < r->dp_lo || dp > r->dp_hi)))
+                continue;
+        }
         return rk;
     }
     return best;
@@ -496,35 +507,44 @@ void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
         rank[i] = UINT32_MAX;
     for (size_t ti = 0; ti < a->ntrees; ti++) {
         const vsw_tree *t = &a->trees[ti];
-        size_t active = 0;
+        /* walk only the frames still inside the tree, one level per pass;
+         * the list of live frames is rebuilt without branches */
+        uint8_t live[64];
+        size_t nl = 0;
         for (size_t i = 0; i < n; i++) {
             d[i] = rank[i] > t->best_rank ? t->root : VSW_TN_LEAF; /* skip */
-            active += !(d[i] & VSW_TN_LEAF);
+            live[nl] = (uint8_t)i;
+            nl += !(d[i] & VSW_TN_LEAF);
         }
-        while (active) {
-            active = 0;
-            for (size_t i = 0; i < n; i++) {
+        while (nl) {
+            size_t m = 0;
+            for (size_t j = 0; j < nl; j++) {
+                unsigned i = live[j];
                 uint64_t x = d[i];
-                if (x & VSW_TN_LEAF)
-                    continue;
                 unsigned w = (unsigned)(x >> 56) & 7, s = (unsigned)(x >> 48) & 63;
                 unsigned bits = (unsigned)(x >> 44) & 15;
                 x = t->children[(uint32_t)x + ((k[i].w[w] >> s) & ((1u << bits) - 1))];
                 d[i] = x;
-                if (!(x & VSW_TN_LEAF)) {
-                    unsigned w2 = (unsigned)(x >> 56) & 7, s2 = (unsigned)(x >> 48) & 63;
-                    unsigned b2 = (unsigned)(x >> 44) & 15;
-                    __builtin_prefetch(&t->children[(uint32_t)x +
-                                       ((k[i].w[w2] >> s2) & ((1u << b2) - 1))]);
-                    active++;
-                } else if ((x >> 32) & 0xffffff) {
-                    __builtin_prefetch(&t->leafrules[(uint32_t)x]);
-                }
+                unsigned w2 = (unsigned)(x >> 56) & 7, s2 = (unsigned)(x >> 48) & 63;
+                unsigned b2 = (unsigned)(x >> 44) & 15;
+                /* next level's entry, or (for a leaf) its rule list */
+                __builtin_prefetch(x & VSW_TN_LEAF ? (const void *)&t->leafrules[(uint32_t)x]
+                                   : (const void *)&t->children[(uint32_t)x +
+                                     ((k[i].w[w2] >> s2) & ((1u << b2) - 1))]);
+                live[m] = (uint8_t)i;
+                m += !(x & VSW_TN_LEAF);
             }
+            nl = m;
         }
         for (size_t i = 0; i < n; i++)
-            if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
-                __builtin_prefetch(&a->hot[t->leafrules[(uint32_t)d[i]] & VSW_LEAF_RANK]);
+            if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff)) {
+                uint32_t e = t->leafrules[(uint32_t)d[i]];
+                __builtin_prefetch(&a->hot[e & VSW_LEAF_RANK]);
+                if (e & VSW_LEAF_HI)
+                    __builtin_prefetch(&a->hot_hi[e & VSW_LEAF_RANK]);
+                if (e & VSW_LEAF_RANGE)
+                    __builtin_prefetch(&a->act[e & VSW_LEAF_RANK]);
+            }
         for (size_t i = 0; i < n; i++)
             if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
                 rank[i] = leaf_match(a, t, d[i], &k[i], rank[i]);

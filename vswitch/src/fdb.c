@@ -18,18 +18,6 @@ static int fdb_insert_raw(vsw_fdb_ent *e, size_t mask, uint64_t key, uint16_t po
     }
 }
 
-int vsw_fdb_find(const vsw_fdb *f, uint64_t key)
-{
-    if (!f || !f->n)
-        return -1;
-    for (size_t i = vsw_hash64(key) & f->mask;; i = (i + 1) & f->mask) {
-        if (f->e[i].key == key)
-            return f->e[i].port;
-        if (f->e[i].key == 0)
-            return -1;
-    }
-}
-
 /* New table = old + (key -> port), or old - key when port < 0. */
 vsw_fdb *vsw_fdb_clone_set(const vsw_fdb *old, uint64_t key, int port)
 {

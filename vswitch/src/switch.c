@@ -219,8 +219,9 @@ int vsw_rule_counters_get(const vsw_switch *sw, unsigned rule, uint64_t *packets
     const vsw_acl *a = vsw_cur(sw)->acl;
     if (rule >= a->nrules)
         return -EINVAL;
-    *packets = vsw_ctr_get(&a->ctr[2 * rule]);
-    *bytes = vsw_ctr_get(&a->ctr[2 * rule + 1]);
+    uint32_t rk = a->rank_of[rule];
+    *packets = vsw_ctr_get(&a->ctr[2 * rk]);
+    *bytes = vsw_ctr_get(&a->ctr[2 * rk + 1]);
     return 0;
 }
 

@@ -93,11 +93,14 @@ typedef struct vsw_hot { uint64_t v[4], m[4]; } vsw_hot;
 #define VSW_LEAF_RANGE (1u << 30)   /* check L4 port ranges (full crule)    */
 #define VSW_LEAF_RANK  ((1u << 30) - 1)
 
-/* What a matching rule does, by rank (16 bytes). */
+/* What a matching rule does, and its exact port ranges, by rank (32 bytes,
+ * one cache line holds two). */
 typedef struct vsw_act {
     uint32_t index, flags;
     uint8_t  verdict, set_tc;
-    uint16_t mirror_port, meter, pad;
+    uint16_t mirror_port, meter;
+    uint16_t sp_lo, sp_hi, dp_lo, dp_hi;
+    uint8_t  ranges, pad[9];
 } vsw_act;
 
 #define VSW_MAX_TREES 8
@@ -105,11 +108,13 @@ typedef struct vsw_acl {
     uint32_t   gen;
     size_t     nrules;
     vsw_crule *rules;       /* sorted by (priority, index): position = rank */
-    vsw_hot   *hot;         /* by rank, 64-byte aligned                      */
+    vsw_hot   *hot;         /* by rank, 64-byte aligned: key words 0-3       */
+    vsw_hot   *hot_hi;      /* by rank, 64-byte aligned: key words 4-7       */
     vsw_act   *act;         /* by rank                                       */
     size_t     ntrees;
     vsw_tree   trees[VSW_MAX_TREES];
-    vsw_ctr   *ctr;         /* 2 per rule, by user index: packets, bytes    */
+    vsw_ctr   *ctr;         /* 2 per rule, by rank: packets, bytes          */
+    uint32_t  *rank_of;     /* user index -> rank                           */
     size_t     bytes;
 } vsw_acl;
 
@@ -157,15 +162,24 @@ static inline uint64_t vsw_fdb_key(const uint8_t mac[6], uint16_t vid)
         k = (k << 8) | mac[i];
     return k | ((uint64_t)(vid & 0xfff) << 48) | (1ull << 63);
 }
+/* one multiply: the data path hashes every frame's destination */
 static inline uint64_t vsw_hash64(uint64_t x)
 {
-    x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
+    return ((x ^ (x >> 29)) * 0x9e3779b97f4a7c15ull) >> 32;
 }
 vsw_fdb *vsw_fdb_clone_set(const vsw_fdb *old, uint64_t key, int port);
 void vsw_fdb_free(vsw_fdb *f);
-int  vsw_fdb_find(const vsw_fdb *f, uint64_t key);   /* port or -1 */
+static inline int vsw_fdb_find(const vsw_fdb *f, uint64_t key)   /* port or -1 */
+{
+    if (!f->n)
+        return -1;
+    for (size_t i = vsw_hash64(key) & f->mask;; i = (i + 1) & f->mask) {
+        if (f->e[i].key == key)
+            return f->e[i].port;
+        if (f->e[i].key == 0)
+            return -1;
+    }
+}
 int  vsw_learn_init(vsw_learn *l, size_t max);
 void vsw_learn_fini(vsw_learn *l);
 void vsw_learn_flush(vsw_learn *l);
