@@ -311,6 +311,30 @@ static void test_fdb(void)
     vsw_process(s2, VF(0), fb, fl, 2000, &d);
     CHECK(d.flood);
     vsw_destroy(s2);
+    /* learned table capacity: full of live entries -> no more learning;
+     * once they age out, room is made again */
+    vsw_config c3 = { .num_vfs = 1, .fdb_learn_max = 2, .fdb_age_ns = 1000 };
+    s2 = vsw_create(&c3);
+    uint8_t L[3][6] = {{2, 0, 0, 8, 0, 1}, {2, 0, 0, 8, 0, 2}, {2, 0, 0, 8, 0, 3}};
+    for (int i = 0; i < 3; i++) {
+        f = frm(L[i], BCAST);
+        fl = tf_build(&f, fb);
+        vsw_process(s2, VSW_PORT_UPLINK, fb, fl, 100, &d);
+    }
+    for (int i = 0; i < 3; i++) {
+        f = frm(MAC_VF[0], L[i]);
+        fl = tf_build(&f, fb);
+        vsw_process(s2, VF(0), fb, fl, 200, &d);
+        CHECK_EQ(d.flood, i == 2);            /* the third did not fit */
+    }
+    f = frm(L[2], BCAST);
+    fl = tf_build(&f, fb);
+    vsw_process(s2, VSW_PORT_UPLINK, fb, fl, 5000, &d);   /* others expired */
+    f = frm(MAC_VF[0], L[2]);
+    fl = tf_build(&f, fb);
+    vsw_process(s2, VF(0), fb, fl, 5001, &d);
+    CHECK(!d.flood && vsw_portset_has(&d.egress, VSW_PORT_UPLINK));
+    vsw_destroy(s2);
     vsw_destroy(sw);
 }
 

@@ -247,6 +247,26 @@ static void test_sched(void)
         CHECK(by[0] * 8 / 0.05 >= 3e9 * 0.98);
         CHECK(within((double)(by[0] + by[1]) * 8 / 0.05, 1e10, 0.01));
     }
+    /* only a shaped TC backlogged: the scheduler idles the wire and says
+     * when to come back; the long-run rate is tx_max */
+    vsw_sched_cfg_default(&sc);
+    sc.link_rate = 10000000000ull;
+    sc.tc[4].tx_max = 1000000000ull;
+    vsw_sched_set(sw, VSW_PORT_PF, &sc, NULL);
+    {
+        int tcs[1] = {4};
+        sched_run(sw, VSW_PORT_PF, tcs, 1, 0.02, 0, by);
+        CHECK(within(by[4] * 8 / 0.02, 1e9, 0.02));
+        uint64_t h, next = 0;
+        uint32_t len;
+        unsigned tc;
+        uint64_t t0 = 1000000000000ull;          /* far later: bucket refilled */
+        int sent = 0;
+        while (vsw_sched_dequeue(sw, VSW_PORT_PF, t0, &h, &len, &tc, &next))
+            sent++;
+        CHECK(sent >= 1 && sent <= 12);           /* 16 KB burst of 1500 B frames */
+        CHECK(next > t0 && next != UINT64_MAX);
+    }
     /* port tx_max */
     sc.tx_max = 2000000000ull;
     vsw_sched_set(sw, VF(0), &sc, NULL);
