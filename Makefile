@@ -1,6 +1,6 @@
 # vfwarp: top-level entry points. See README.md.
 #   make demo    boot the emulated lab (two hypervisor hosts) and show what works
-#   make test    everything CI runs: native tier + lab tier (boots emulated hosts)
+#   make test    everything CI runs: native tier, Linux interop, lab tier (boots emulated hosts)
 #   make check   fast native tier (vswitch, adapter, launcher basics, lint)
 #   make bench   benchmarks; JSON results under bench/results/
 # Every target installs what it needs (Debian packages, Python modules) and
@@ -11,7 +11,7 @@ PYTHON  ?= python3
 PYTEST  := $(PYTHON) tools/run-pytest
 CORES   := vswitch adapter
 
-.PHONY: all deps pydeps check test lab-test demo bench qemu image modules clean clean-cache
+.PHONY: all deps pydeps check test net-test lab-test demo bench qemu image modules clean clean-cache
 
 all: check
 
@@ -39,7 +39,13 @@ modules: image
 lab-test: qemu modules pydeps
 	@$(PYTEST) tests/lab
 
-test: check lab-test
+# Interop of the adapter's TCP and iWARP engine with Linux over a TAP device
+# in a private network namespace (root; traffic never leaves the namespace).
+net-test: deps
+	@echo "==> adapter interop with Linux (TAP in a private netns)"
+	@$(MAKE) -s -C adapter interop-tcp interop-iwarp
+
+test: check net-test lab-test
 
 demo: qemu modules pydeps
 	@lab/demo.sh

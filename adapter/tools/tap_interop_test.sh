@@ -37,6 +37,15 @@ nsx ip addr add "$lip/24" dev "$tap"
 nsx ip link set "$tap" up
 fails=0
 
+wait_listen() { # port: until a Linux socket listens on it in $ns (10 s max)
+  local i
+  for i in $(seq 100); do
+    nsx ss -Hltn "sport = :$1" | grep -q . && return 0
+    sleep 0.1
+  done
+  echo "interop-tcp: nothing listens on port $1 after 10 s"
+}
+
 run_pair() { # name [extra tool args]
   local name=$1; shift
   local extra=("$@")
@@ -51,7 +60,10 @@ run_pair() { # name [extra tool args]
 
   echo "== interop-tcp: $name: engine client -> Linux echo server"
   nsx timeout 100 python3 "$here/tap_interop_peer.py" server "$lip" 17001 "$bytes" & local pp=$!; pids+=("$pp")
-  sleep 0.5
+  # Connect only once Linux listens: a SYN before that is answered with RST
+  # and the engine (rightly) reports -ECONNREFUSED. A fixed sleep was not
+  # enough on a loaded machine.
+  wait_listen 17001
   if ! nsx timeout 120 "$tool" --tap "$tap" --ip "$eip" --mode client --peer "$lip" \
       --port 17001 --bytes "$bytes" --record 1000 --timeout 90 --pcap "$out/$name-client.pcap" "${extra[@]}"; then
     fails=$((fails+1)); echo "interop-tcp: $name client: engine FAILED"
