@@ -126,6 +126,13 @@ struct vfw_tcp_stats {
 };
 void vfw_tcp_stats(const struct vfw_tcp_stack *s, struct vfw_tcp_stats *st);
 
+/* Connections not yet fully closed, TIME_WAIT not counted. After a passive
+ * close (closed upcall for the peer's FIN, then vfw_tcp_close()) there is no
+ * further upcall; 0 here means every FIN we sent, and so every byte before
+ * it, was acknowledged. A caller that must not stop while data is in flight
+ * (a tool exiting, a function reset) waits for 0. */
+uint32_t vfw_tcp_active_conns(const struct vfw_tcp_stack *s);
+
 /*
  * Tunables (added by the TCP owner; additive). vfw_tcp_stack_new() applies
  * the defaults shown; change them with get, modify, set. Times in ns.

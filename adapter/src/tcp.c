@@ -1980,3 +1980,14 @@ void vfw_tcp_stats(const struct vfw_tcp_stack *s, struct vfw_tcp_stats *st)
 {
     *st = s->st;
 }
+
+uint32_t vfw_tcp_active_conns(const struct vfw_tcp_stack *s)
+{
+    uint32_t n = 0;
+
+    for (const struct vfw_tcp_conn *c = s->conns; c; c = c->lnext) {
+        if (c->state != ST_TIME_WAIT && c->state != ST_CLOSED)
+            n++;
+    }
+    return n;
+}

@@ -624,6 +624,7 @@ static int t_half_close(void)
     CHECK(simwire_run(&W, done_connected, a, 10 * SIMWIRE_S));
     simwire_advance(&W, SIMWIRE_MS);
     struct app *b = &PB.apps[0];
+    CHECK(vfw_tcp_active_conns(PA.s) == 1 && vfw_tcp_active_conns(PB.s) == 1);
     a->rec_sz = b->rec_sz = 1200;
     a->tx_rng = b->rx_rng = 21;
     b->tx_rng = a->rx_rng = 22;
@@ -640,6 +641,9 @@ static int t_half_close(void)
     CHECK(!a->rx_bad && !b->rx_bad);
     CHECK(a->closed_n == 1 && a->closed_err == 0);
     CHECK(b->closed_n == 1 && b->closed_err == 0);
+    /* B closed passively (no upcall after its close): only the active
+     * count tells that its FIN, and the reply before it, were acked. */
+    CHECK(vfw_tcp_active_conns(PA.s) == 0 && vfw_tcp_active_conns(PB.s) == 0);
     CHECK(vfw_tcp_next_timer_ns(PA.s) == UINT64_MAX);
     CHECK(vfw_tcp_next_timer_ns(PB.s) == UINT64_MAX);
     teardown();

@@ -124,7 +124,9 @@ static int echo_setup(struct ctx *x)
 static int echo_done(void *p)
 {
     struct ctx *x = p;
-    return x->nclosed >= x->o->conns;
+    /* The peer's FIN ends a connection for us, but our echo may still be in
+     * flight (and need retransmission): stop only when it is all acked. */
+    return x->nclosed >= x->o->conns && vfw_tcp_active_conns(x->s) == 0;
 }
 
 static int echo_report(struct ctx *x)
@@ -222,7 +224,7 @@ static int cl_setup(struct ctx *x)
 static int cl_done(void *p)
 {
     struct ctx *x = p;
-    return x->failed || x->closed;
+    return x->failed || (x->closed && vfw_tcp_active_conns(x->s) == 0);
 }
 
 static int cl_report(struct ctx *x)
