@@ -7,9 +7,9 @@
  * provider. It must compile in the kernel, in QEMU and in user space, so it
  * uses only fixed-width types and no libc. docs/hw-interface.md explains it.
  *
- * Status: identification block only (lab foundation). The admin queue,
- * mailbox, rings, SR-IOV layout and RDMA queues are added by the adapter
- * skeleton work; their offsets are reserved below so nothing moves.
+ * Status: identification block and the SR-IOV layout. The admin queue,
+ * mailbox, rings and RDMA queues are added by the adapter skeleton work;
+ * their offsets are reserved below so nothing moves.
  */
 #ifndef VFWARP_REGS_H
 #define VFWARP_REGS_H
@@ -52,6 +52,27 @@
 #define VFW_REGWIN_MBOX        0x0200  /* VF<->PF mailbox */
 #define VFW_REGWIN_IRQ         0x0400  /* interrupt cause/mask */
 #define VFW_REGWIN_DOORBELLS   0x1000  /* queue doorbells, one 4 KiB page */
+
+/*
+ * SR-IOV layout (PCI config space of the PF; docs/hw-interface.md).
+ * The PF sits at function 0 of the bus behind its PCIe port and has the
+ * ARI capability, so the VFs fit on that same bus: VF n (0-based) is
+ * routing ID PF + VFW_SRIOV_VF_OFFSET + n * VFW_SRIOV_VF_STRIDE. PF and
+ * VFs have FLR (Device Capabilities) and MSI-X.
+ */
+#define VFW_SRIOV_TOTAL_VFS    128     /* TotalVFs = InitialVFs */
+#define VFW_SRIOV_VF_OFFSET    1       /* First VF Offset */
+#define VFW_SRIOV_VF_STRIDE    1       /* VF Stride */
+
+/* BARs of every function (PF and VF alike): BAR0 is the register file
+ * (VFW_BAR0_SIZE), BAR2 holds the MSI-X table and PBA. PF BARs are 64-bit
+ * non-prefetchable; VF BARs are 64-bit prefetchable. */
+#define VFW_MSIX_BAR           2
+#define VFW_MSIX_BAR_SIZE      0x4000
+#define VFW_MSIX_TABLE_OFFSET  0x0000
+#define VFW_MSIX_PBA_OFFSET    0x2000
+#define VFW_PF_MSIX_VECTORS    8
+#define VFW_VF_MSIX_VECTORS    4
 
 /* Feature bits. */
 #define VFW_FEAT_UPLINK        (1ull << 0)  /* an uplink netdev is attached */

@@ -1,11 +1,13 @@
 /*
  * vfwarp PF: QEMU glue for the emulated SR-IOV iWARP adapter.
  *
- * This file is only the QEMU side (PCI config, BARs, the uplink netdev);
- * device behaviour belongs in adapter/ and vswitch/, which know nothing of
- * QEMU (the igb.c vs igb_core.c split). At the lab-foundation stage the
- * device exposes the identification block of include/vfwarp/vfwarp_regs.h
- * and counts uplink frames; the adapter skeleton adds SR-IOV and queues.
+ * This file is only the QEMU side (PCI config, BARs, MSI-X, SR-IOV, the
+ * uplink netdev); device behaviour belongs in adapter/ and vswitch/, which
+ * know nothing of QEMU (the igb.c vs igb_core.c split): the register files
+ * of the PF and its VFs live in adapter/src/func.c. The PF has BAR0 (the
+ * identification block of include/vfwarp/vfwarp_regs.h), BAR2 (MSI-X),
+ * FLR, ARI and the SR-IOV capability for up to VFW_SRIOV_TOTAL_VFS VFs
+ * (vfwarp_vf.c) on its own bus; the uplink only counts frames so far.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -15,59 +17,45 @@
 #include "qapi/error.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
+#include "hw/pci/pcie_sriov.h"
+#include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "net/net.h"
 #include "migration/vmstate.h"
 
 #include "vfwarp/vfwarp_regs.h"
+#include "vfwarp.h"
 
-#define TYPE_VFWARP_PF "vfwarp"
-OBJECT_DECLARE_SIMPLE_TYPE(VfwarpPFState, VFWARP_PF)
+/* Extended capabilities: ARI first (0x100), then SR-IOV. */
+#define VFWARP_ARI_OFFSET    0x100
+#define VFWARP_SRIOV_OFFSET  0x160
 
-struct VfwarpPFState {
-    PCIDevice parent_obj;
-    MemoryRegion mmio;
-    NICState *nic;
-    NICConf conf;
-    uint32_t scratch;
-    uint32_t uplink_rx;
-    uint32_t uplink_tx;
-};
+uint64_t vfwarp_func_mmio_read(VfwarpPFState *s, struct vfw_func *f,
+                               hwaddr addr, unsigned size)
+{
+    uint32_t val;
+
+    if (!vfw_func_read(&s->fn, f, addr, size, &val)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte read at 0x%"
+                      HWADDR_PRIx " ignored\n", size, addr);
+    }
+    return val;
+}
+
+void vfwarp_func_mmio_write(VfwarpPFState *s, struct vfw_func *f,
+                            hwaddr addr, uint64_t val, unsigned size)
+{
+    if (!vfw_func_write(&s->fn, f, addr, val, size)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte write at 0x%"
+                      HWADDR_PRIx " ignored\n", size, addr);
+    }
+}
 
 static uint64_t vfwarp_pf_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     VfwarpPFState *s = opaque;
-    const uint8_t *mac = s->conf.macaddr.a;
 
-    if (size != 4) {
-        qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte read at 0x%" HWADDR_PRIx
-                      " ignored\n", size, addr);
-        return 0;
-    }
-    switch (addr) {
-    case VFW_REG_MAGIC:
-        return VFW_MAGIC;
-    case VFW_REG_VERSION:
-        return (VFW_HW_VERSION_MAJOR << 16) | VFW_HW_VERSION_MINOR;
-    case VFW_REG_FEATURES_LO:
-        return s->nic && qemu_get_queue(s->nic)->peer ? VFW_FEAT_UPLINK : 0;
-    case VFW_REG_FEATURES_HI:
-        return 0;
-    case VFW_REG_SCRATCH:
-        return s->scratch;
-    case VFW_REG_FUNC_INFO:
-        return 0; /* the PF: not a VF, index 0 */
-    case VFW_REG_UPLINK_RX_PKTS:
-        return s->uplink_rx;
-    case VFW_REG_UPLINK_TX_PKTS:
-        return s->uplink_tx;
-    case VFW_REG_MAC_LO:
-        return mac[0] | mac[1] << 8 | mac[2] << 16 | (uint32_t)mac[3] << 24;
-    case VFW_REG_MAC_HI:
-        return mac[4] | mac[5] << 8;
-    default:
-        return 0;
-    }
+    return vfwarp_func_mmio_read(s, vfw_func_pf(&s->fn), addr, size);
 }
 
 static void vfwarp_pf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
@@ -75,15 +63,7 @@ static void vfwarp_pf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 {
     VfwarpPFState *s = opaque;
 
-    if (size != 4) {
-        qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte write at 0x%"
-                      HWADDR_PRIx " ignored\n", size, addr);
-        return;
-    }
-    if (addr == VFW_REG_SCRATCH) {
-        s->scratch = val;
-    }
-    /* Every other register is read-only or reserved: writes are dropped. */
+    vfwarp_func_mmio_write(s, vfw_func_pf(&s->fn), addr, val, size);
 }
 
 static const MemoryRegionOps vfwarp_pf_mmio_ops = {
@@ -100,7 +80,7 @@ static ssize_t vfwarp_pf_receive(NetClientState *nc, const uint8_t *buf,
 {
     VfwarpPFState *s = qemu_get_nic_opaque(nc);
 
-    s->uplink_rx++;
+    vfw_func_uplink_rx(&s->fn);
     return size;
 }
 
@@ -110,42 +90,110 @@ static NetClientInfo vfwarp_pf_net_info = {
     .receive = vfwarp_pf_receive,
 };
 
+static void vfwarp_pf_write_config(PCIDevice *dev, uint32_t addr,
+                                   uint32_t val, int len)
+{
+    pci_default_write_config(dev, addr, val, len);
+    pcie_cap_flr_write_config(dev, addr, val, len);
+}
+
+static void vfwarp_pf_cleanup_msix(PCIDevice *pdev)
+{
+    VfwarpPFState *s = VFWARP_PF(pdev);
+
+    if (msix_present(pdev)) {
+        msix_unuse_all_vectors(pdev);
+        msix_uninit(pdev, &s->msix, &s->msix);
+    }
+}
+
 static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
 {
     VfwarpPFState *s = VFWARP_PF(pdev);
     DeviceState *dev = DEVICE(pdev);
 
+    if (s->total_vfs > VFW_SRIOV_TOTAL_VFS) {
+        error_setg(errp, "vfwarp: total-vfs must be at most %d",
+                   VFW_SRIOV_TOTAL_VFS);
+        return;
+    }
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    if (vfw_func_dev_init(&s->fn, s->conf.macaddr.a, s->total_vfs)) {
+        error_setg(errp, "vfwarp: cannot set up the function table");
+        return;
+    }
+
+    pdev->config_write = vfwarp_pf_write_config;
     pdev->config[PCI_INTERRUPT_PIN] = 1;
     memory_region_init_io(&s->mmio, OBJECT(s), &vfwarp_pf_mmio_ops, s,
                           "vfwarp-bar0", VFW_BAR0_SIZE);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->mmio);
+    memory_region_init(&s->msix, OBJECT(s), "vfwarp-msix", VFW_MSIX_BAR_SIZE);
+    pci_register_bar(pdev, VFW_MSIX_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->msix);
 
     if (pcie_endpoint_cap_init(pdev, 0xa0) < 0) {
         error_setg(errp, "vfwarp: cannot add the PCIe capability");
         return;
     }
+    if (msix_init(pdev, VFW_PF_MSIX_VECTORS, &s->msix, VFW_MSIX_BAR,
+                  VFW_MSIX_TABLE_OFFSET, &s->msix, VFW_MSIX_BAR,
+                  VFW_MSIX_PBA_OFFSET, 0x70, errp)) {
+        pcie_cap_exit(pdev);
+        return;
+    }
+    for (int i = 0; i < VFW_PF_MSIX_VECTORS; i++) {
+        msix_vector_use(pdev, i);
+    }
+    pcie_cap_flr_init(pdev);
+    pcie_ari_init(pdev, VFWARP_ARI_OFFSET);
 
-    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    if (s->total_vfs) {
+        if (!pcie_sriov_pf_init(pdev, VFWARP_SRIOV_OFFSET, TYPE_VFWARP_VF,
+                                VFW_PCI_DEVICE_ID_VF, s->total_vfs,
+                                s->total_vfs, VFW_SRIOV_VF_OFFSET,
+                                VFW_SRIOV_VF_STRIDE, errp)) {
+            vfwarp_pf_cleanup_msix(pdev);
+            pcie_cap_exit(pdev);
+            return;
+        }
+        pcie_sriov_pf_init_vf_bar(pdev, 0, PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                                  PCI_BASE_ADDRESS_MEM_PREFETCH,
+                                  VFW_BAR0_SIZE);
+        pcie_sriov_pf_init_vf_bar(pdev, VFW_MSIX_BAR,
+                                  PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                                  PCI_BASE_ADDRESS_MEM_PREFETCH,
+                                  VFW_MSIX_BAR_SIZE);
+    }
+
     s->nic = qemu_new_nic(&vfwarp_pf_net_info, &s->conf,
                           object_get_typename(OBJECT(s)), dev->id,
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+    vfw_func_set_uplink(&s->fn, qemu_get_queue(s->nic)->peer != NULL);
 }
 
 static void vfwarp_pf_exit(PCIDevice *pdev)
 {
     VfwarpPFState *s = VFWARP_PF(pdev);
 
+    pcie_sriov_pf_exit(pdev);
+    vfwarp_pf_cleanup_msix(pdev);
     pcie_cap_exit(pdev);
     qemu_del_nic(s->nic);
 }
 
+/* Power-on, PCI reset or FLR of the PF: every function's registers. (The
+ * PCI core clears VF Enable on the same reset, which resets the VFs too.) */
 static void vfwarp_pf_reset(DeviceState *dev)
 {
     VfwarpPFState *s = VFWARP_PF(dev);
 
-    s->scratch = 0;
+    vfw_func_dev_reset(&s->fn);
+    if (s->nic) {
+        vfw_func_set_uplink(&s->fn, qemu_get_queue(s->nic)->peer != NULL);
+    }
 }
 
 static const VMStateDescription vfwarp_pf_vmstate = {
@@ -155,6 +203,8 @@ static const VMStateDescription vfwarp_pf_vmstate = {
 
 static const Property vfwarp_pf_properties[] = {
     DEFINE_NIC_PROPERTIES(VfwarpPFState, conf),
+    DEFINE_PROP_UINT16("total-vfs", VfwarpPFState, total_vfs,
+                       VFW_SRIOV_TOTAL_VFS),
 };
 
 static void vfwarp_pf_class_init(ObjectClass *klass, void *data)
