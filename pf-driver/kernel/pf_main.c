@@ -2,13 +2,15 @@
 /*
  * vfwarp_pf: PF driver of the vfwarp SR-IOV iWARP adapter.
  *
- * Lab-foundation stage: probe the PF, map BAR0, check the identification
- * block of the hardware interface (include/vfwarp/vfwarp_regs.h) and report
- * it. The admin queue, SR-IOV and netdev come with the adapter skeleton.
+ * Probe the PF, map BAR0, check the identification block of the hardware
+ * interface (include/vfwarp/vfwarp_regs.h) and report it; create and remove
+ * VFs through the standard sysfs sriov_numvfs (sriov_configure). The admin
+ * queue and netdev come with the adapter skeleton.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/io.h>
+#include <linux/string.h>
 
 #include "vfwarp/vfwarp_regs.h"
 
@@ -81,11 +83,106 @@ static int vfw_pf_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 (feat & VFW_FEAT_UPLINK) ? "connected" : "absent",
 		 maclo & 0xff, (maclo >> 8) & 0xff, (maclo >> 16) & 0xff,
 		 maclo >> 24, machi & 0xff, (machi >> 8) & 0xff);
+	if (pci_num_vf(pdev))
+		dev_info(&pdev->dev, "adopting %d VFs left enabled\n",
+			 pci_num_vf(pdev));
 	return 0;
+}
+
+/*
+ * Is any of our VFs in use by a VM? pci_vfs_assigned() only sees the
+ * legacy PCI_DEV_FLAGS_ASSIGNED; a VF bound to vfio-pci (or another vfio
+ * variant driver) is not flagged, and removing it would block in vfio's
+ * remove until the user lets go, with our device_lock held. So look at each
+ * VF's driver too, as ice/i40e refuse with -EBUSY. The check is lockless
+ * (the VF's device_lock may be held by that very blocking remove); a bind
+ * racing with it is the window every SR-IOV driver has. Logs the first VF
+ * found in use and returns how many are.
+ */
+static unsigned int vfw_pf_vfs_in_use(struct pci_dev *pdev, const char *what)
+{
+	int num = pci_num_vf(pdev), seen = 0;
+	struct pci_dev *vf = NULL;
+	unsigned int busy = 0;
+
+	/* pci_get_device() drops the previous match's reference. */
+	while ((vf = pci_get_device(pdev->vendor, VFW_PCI_DEVICE_ID_VF, vf))) {
+		const struct device_driver *drv;
+		bool in_use;
+
+		if (!vf->is_virtfn || pci_physfn(vf) != pdev)
+			continue;
+		drv = READ_ONCE(vf->dev.driver);
+		in_use = (vf->dev_flags & PCI_DEV_FLAGS_ASSIGNED) ||
+			 (drv && !strncmp(drv->name, "vfio", 4));
+		if (in_use && !busy++)
+			dev_err(&pdev->dev,
+				"%s: VF %d (%s) is in use (driver %s); unbind it first\n",
+				what, pci_iov_vf_id(vf), pci_name(vf),
+				drv ? drv->name : "none, assigned");
+		if (++seen >= num || seen >= VFW_SRIOV_TOTAL_VFS) {
+			pci_dev_put(vf);
+			break;
+		}
+	}
+	return busy;
+}
+
+static int vfw_pf_sriov_configure(struct pci_dev *pdev, int num_vfs)
+{
+	struct device *dev = &pdev->dev;
+	int cur = pci_num_vf(pdev);
+	unsigned int busy;
+	int err;
+
+	if (num_vfs < 0 || num_vfs > VFW_SRIOV_TOTAL_VFS ||
+	    num_vfs > pci_sriov_get_totalvfs(pdev)) {
+		dev_err(dev, "%d VFs requested, the adapter has %d\n", num_vfs,
+			pci_sriov_get_totalvfs(pdev));
+		return -ERANGE;
+	}
+	if (num_vfs == 0) {
+		if (!cur)
+			return 0;
+		busy = vfw_pf_vfs_in_use(pdev, "cannot disable SR-IOV");
+		if (busy) {
+			dev_err(dev, "cannot disable SR-IOV: %u of %d VFs in use\n",
+				busy, cur);
+			return -EBUSY;
+		}
+		pci_disable_sriov(pdev);
+		dev_info(dev, "SR-IOV disabled (%d VFs removed)\n", cur);
+		return 0;
+	}
+	if (cur == num_vfs)
+		return num_vfs;
+	if (cur) {
+		/* The PCI core refuses this too; say why if it gets here. */
+		dev_err(dev, "%d VFs exist; write 0 before changing to %d\n",
+			cur, num_vfs);
+		return -EBUSY;
+	}
+	err = pci_enable_sriov(pdev, num_vfs);
+	if (err) {
+		dev_err(dev, "cannot enable %d VFs: %d\n", num_vfs, err);
+		return err;
+	}
+	dev_info(dev, "SR-IOV enabled: %d VFs\n", num_vfs);
+	return num_vfs;
 }
 
 static void vfw_pf_remove(struct pci_dev *pdev)
 {
+	int num = pci_num_vf(pdev);
+
+	if (num) {
+		if (vfw_pf_vfs_in_use(pdev, "driver removal"))
+			dev_warn(&pdev->dev,
+				 "VFs in use: leaving %d VFs enabled; bind the PF driver again and write 0 to sriov_numvfs once they are free\n",
+				 num);
+		else
+			pci_disable_sriov(pdev);
+	}
 	dev_info(&pdev->dev, "vfwarp adapter released\n");
 }
 
@@ -100,6 +197,7 @@ static struct pci_driver vfw_pf_driver = {
 	.id_table = vfw_pf_ids,
 	.probe = vfw_pf_probe,
 	.remove = vfw_pf_remove,
+	.sriov_configure = vfw_pf_sriov_configure,
 };
 module_pci_driver(vfw_pf_driver);
 
