@@ -180,11 +180,12 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
     while (kmax < MAX_BITS && (1ull << (kmax + 1)) <= 4 * n)
         kmax++;
     /* Candidate windows: for every field, windows of k bits whose top bit is
-     * one of the field's 8 most significant bits on which the node's rules
-     * disagree.  Large nodes rank candidates on a sample of rules, then the
+     * one of the field's 8 (4 for nodes of <= 256 rules) most significant
+     * bits on which the node's rules disagree.  Large nodes rank candidates on a sample of rules, then the
      * best few are evaluated exactly. */
-    enum { TOPS = 8, KEEP = 4 };
-    static const unsigned ks[] = {1, 2, 3, 4, 5, 6, 8};
+    enum { KEEP = 4 };
+    static const unsigned ks[] = {1, 2, 3, 4, 6, 8};
+    const int TOPS = n > 256 ? 8 : 4;    /* small nodes: fewer candidates */
     size_t step0 = n > 512 ? n / 256 : 1;
     cand best = {0, 0, 0, n, 0};
     for (size_t step = step0;; step = 1) {
