@@ -120,7 +120,7 @@ if [ -n "$PF" ] && [ -d /sys/module/vfwarp_pf ]; then
   done
   echo 0 > $D/sriov_numvfs
 fi
-rmmod vfwarp_pf 2>/dev/null; modprobe -r vfio-pci 2>/dev/null; true
+rmmod vfwarp_vf 2>/dev/null; rmmod vfwarp_pf 2>/dev/null; modprobe -r vfio-pci 2>/dev/null; true
 """, check=False)
 
 
@@ -133,7 +133,8 @@ def pf_loaded(lab):
         yield pf
     finally:
         cleanup(lab)
-        assert "vfwarp_pf" not in lab.ssh(HOST, "lsmod").stdout
+        mods = lab.ssh(HOST, "lsmod").stdout
+        assert "vfwarp_pf" not in mods and "vfwarp_vf" not in mods
 
 
 def vf_count(lab, pf):
@@ -315,6 +316,25 @@ def test_out_of_range_and_nonzero_change_refused(lab2):
         r = lab2.ssh(HOST, f"echo 129 > {d}/sriov_numvfs", check=False)
         assert r.returncode != 0
         assert vf_count(lab2, pf) == (2, 2)
+
+
+def test_vf_driver_binds_vfs_and_checks_identity(lab2):
+    assert (guest_share_dir() / "modules" / "vfwarp_vf.ko").exists(), "run 'make modules' first"
+    with pf_loaded(lab2) as pf:
+        lab2.ssh(HOST, "insmod /mnt/vfwarp/modules/vfwarp_vf.ko")
+        create(lab2, pf, 4)
+        out = sh(lab2, r"""
+for vf in $(vfs); do echo $vf $(basename $(readlink /sys/bus/pci/devices/$vf/driver)); done
+dmesg | grep -o 'vfwarp VF [0-9]*, hw interface v1\.' | sort
+""").stdout.splitlines()
+        drivers = [ln.split() for ln in out if ln.startswith("0000:")]
+        assert len(drivers) == 4 and all(d == "vfwarp_vf" for _, d in drivers), out
+        assert [ln for ln in out if ln.startswith("vfwarp VF")] == [
+            f"vfwarp VF {i}, hw interface v1." for i in range(4)], out
+        # The host's own VF driver does not hold the VFs: disable proceeds.
+        lab2.ssh(HOST, f"echo 0 > /sys/bus/pci/devices/{pf}/sriov_numvfs")
+        assert vf_count(lab2, pf) == (0, 0)
+        lab2.ssh(HOST, "rmmod vfwarp_vf")
 
 
 CYCLES = 10
