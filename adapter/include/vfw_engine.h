@@ -190,6 +190,16 @@ struct vfw_llp_ops {
     void (*recv_resume)(void *conn);
     void (*close)(void *conn);
     void (*abort)(void *conn);
+    /* Optional (NULL: not offered), additive: zero-copy records. reserve
+     * returns a contiguous writable span of len (<= mss) bytes in the LLP's
+     * send buffer, or NULL (no room, not contiguous, not connected: the
+     * engine then builds the record itself and calls send_record, which
+     * reports the condition). commit(conn, len) then queues those bytes as
+     * one record with exactly the semantics of a successful send_record.
+     * The engine calls nothing else on the conn between the two and may
+     * drop a reservation by not committing it. */
+    uint8_t *(*reserve_record)(void *conn, size_t len);
+    int (*commit_record)(void *conn, size_t len);
 };
 enum {
     VFW_RTR_SEND  = 1, /* zero-length Send */

@@ -97,6 +97,15 @@ struct vfw_tcp_conn *vfw_tcp_connect(struct vfw_tcp_stack *s, uint32_t rip,
  * -EMSGSIZE if len > mss, -ENOTCONN if not established. */
 int vfw_tcp_send_record(struct vfw_tcp_conn *c, const uint8_t *data,
                         size_t len);
+/* Zero-copy records (additive; vfw_tcp_send_record() is unchanged):
+ * vfw_tcp_send_reserve() returns a contiguous span of len bytes (1..mss) at
+ * the tail of the send buffer, or NULL when send_record(len) would not
+ * succeed right now or the free space wraps (then use send_record, which
+ * also arms the writable upcall). Fill it, then vfw_tcp_send_commit(c, n)
+ * (n <= len) queues those n bytes as one record exactly like a successful
+ * vfw_tcp_send_record(). No other call on the stack in between. */
+uint8_t *vfw_tcp_send_reserve(struct vfw_tcp_conn *c, size_t len);
+int vfw_tcp_send_commit(struct vfw_tcp_conn *c, size_t len);
 /* Bytes of send buffer free now. */
 size_t vfw_tcp_send_space(const struct vfw_tcp_conn *c);
 uint16_t vfw_tcp_mss(const struct vfw_tcp_conn *c);

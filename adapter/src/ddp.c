@@ -61,18 +61,36 @@ static int gather_sges(struct vfw_engine *e, struct vfw_qp *qp,
     return 0;
 }
 
-/* Build the next FPDU of qp->cur into qp->txbuf. */
-int vfw_ddp_build(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
+/* Payload bytes of the next FPDU of qp->cur. */
+static uint32_t next_pl(const struct vfw_qp *qp)
+{
+    const struct vfw_txmsg *m = &qp->cur;
+    uint32_t hl = m->tagged ? DDP_TAGGED_HDR : DDP_UNTAGGED_HDR;
+    uint32_t maxpl = qp->mulpdu - hl;
+    uint32_t pl = m->total - m->off;
+    return pl > maxpl ? maxpl : pl;
+}
+
+/* Size of the FPDU vfw_ddp_build() will produce next (<= qp->mss). */
+uint32_t vfw_ddp_next_fpdu_len(const struct vfw_qp *qp)
+{
+    uint32_t hl = qp->cur.tagged ? DDP_TAGGED_HDR : DDP_UNTAGGED_HDR;
+    return (((2u + hl + next_pl(qp)) + 3u) & ~3u) + 4u;
+}
+
+/* Build the next FPDU of qp->cur into `fpdu` (qp->txbuf, or a span the LLP
+ * reserved in its send buffer: the payload is gathered straight into the
+ * record, no staging copy). Sets qp->tx_len / tx_last on success; on
+ * error the message is abandoned by the caller. */
+int vfw_ddp_build(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
+                  uint8_t *fpdu)
 {
     (void)qp_id;
     struct vfw_txmsg *m = &qp->cur;
     uint32_t hl = m->tagged ? DDP_TAGGED_HDR : DDP_UNTAGGED_HDR;
-    uint32_t maxpl = qp->mulpdu - hl;
-    uint32_t pl = m->total - m->off;
-    if (pl > maxpl)
-        pl = maxpl;
+    uint32_t pl = next_pl(qp);
     bool last = m->off + pl == m->total;
-    uint8_t *u = qp->txbuf + 2;
+    uint8_t *u = fpdu + 2;
     vfw_ddp_hdr(m, u, last);
     uint8_t *p = u + hl;
     int rc = 0;
@@ -102,7 +120,7 @@ int vfw_ddp_build(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
     }
     if (rc)
         return rc;
-    qp->tx_len = vfw_mpa_frame(qp, qp->txbuf, hl + pl);
+    qp->tx_len = vfw_mpa_frame(qp, fpdu, hl + pl);
     qp->tx_last = last;
     m->off += pl;
     if (m->tagged)

@@ -36,8 +36,17 @@ static void l_abort(void *o)
     vfw_tcp_abort(l->c);
     free(l);            /* no upcall follows an abort */
 }
+static uint8_t *l_reserve(void *o, size_t n)
+{
+    return vfw_tcp_send_reserve(((struct link *)o)->c, n);
+}
+static int l_commit(void *o, size_t n)
+{
+    return vfw_tcp_send_commit(((struct link *)o)->c, n);
+}
 static const struct vfw_llp_ops tcp_llp = { l_send, l_space, l_mss, l_resume,
-                                            l_close, l_abort };
+                                            l_close, l_abort, l_reserve,
+                                            l_commit };
 
 static void cb_connected(struct vfw_tcp_conn *c, int err, void *user)
 {

@@ -681,7 +681,26 @@ static void tx_run(struct vfw_engine *e, uint32_t qp_id)
             }
             qp->cur_active = true;
         }
-        int rc = vfw_ddp_build(e, qp, qp_id);
+        /* Zero-copy: build the FPDU in the LLP's send buffer when it offers
+         * a contiguous span; else in qp->txbuf and hand it over above. */
+        uint8_t *dst = NULL;
+        uint32_t flen = 0;
+        if (c->llp->reserve_record && c->llp->commit_record) {
+            flen = vfw_ddp_next_fpdu_len(qp);
+            dst = c->llp->reserve_record(c->conn, flen);
+        }
+        int rc = vfw_ddp_build(e, qp, qp_id, dst ? dst : qp->txbuf);
+        if (rc == 0 && dst) {
+            uint32_t n = qp->tx_len;
+            qp->tx_len = 0;
+            int crc = c->llp->commit_record(c->conn, n);
+            if (crc < 0) {
+                vfw_qp_error(e, qp, qp_id, true);
+                return;
+            }
+            record_sent(e, qp, qp_id);
+            continue;
+        }
         if (rc) {
             qp->cur_active = false;
             if (qp->cur.kind == TX_SQ) {

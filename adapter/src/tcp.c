@@ -1881,6 +1881,40 @@ int vfw_tcp_send_record(struct vfw_tcp_conn *c, const uint8_t *data,
     return 0;
 }
 
+uint8_t *vfw_tcp_send_reserve(struct vfw_tcp_conn *c, size_t len)
+{
+    if (c->dead || !(c->state == ST_ESTABLISHED ||
+                     c->state == ST_CLOSE_WAIT) || c->fin_queued ||
+        !len || len > c->mss || c->sbuf_size - c->sbuf_len < len ||
+        c->rec_cnt >= c->rec_cap)
+        return NULL;
+    uint32_t off = (c->sbuf_head + c->sbuf_len) % c->sbuf_size;
+    if (c->sbuf_size - off < len)
+        return NULL;                    /* would wrap: copy path */
+    return c->sbuf + off;
+}
+
+int vfw_tcp_send_commit(struct vfw_tcp_conn *c, size_t len)
+{
+    if (c->dead || !(c->state == ST_ESTABLISHED ||
+                     c->state == ST_CLOSE_WAIT) || c->fin_queued)
+        return -ENOTCONN;
+    if (len > c->mss || c->sbuf_size - c->sbuf_len < len ||
+        c->rec_cnt >= c->rec_cap)
+        return -EINVAL;
+    if (!len)
+        return 0;
+    c->sbuf_len += (uint32_t)len;
+    c->snd_end += (uint32_t)len;
+    c->rec[(c->rec_head + c->rec_cnt) % c->rec_cap] = c->snd_end;
+    c->rec_cnt++;
+    struct vfw_tcp_stack *s = c->s;
+    stack_enter(s);
+    tcp_output(c);
+    stack_leave(s);
+    return 0;
+}
+
 size_t vfw_tcp_send_space(const struct vfw_tcp_conn *c)
 {
     if (c->dead || !(c->state == ST_ESTABLISHED ||

@@ -248,7 +248,9 @@ uint16_t vfw_mpa_mulpdu(uint16_t mss);
 
 /* ddp.c */
 uint32_t vfw_ddp_hdr(const struct vfw_txmsg *m, uint8_t *p, bool last);
-int vfw_ddp_build(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id);
+int vfw_ddp_build(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
+                  uint8_t *fpdu);
+uint32_t vfw_ddp_next_fpdu_len(const struct vfw_qp *qp);
 void vfw_ddp_rx(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
                 const uint8_t *u, uint32_t len);
 

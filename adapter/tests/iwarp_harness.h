@@ -168,6 +168,36 @@ static inline int p_send(void *conn, const uint8_t *d, size_t len)
     q->len += len;
     return 0;
 }
+/* zero-copy variant: reserve a contiguous span at the tail, commit it */
+static inline uint8_t *p_reserve(void *conn, size_t len)
+{
+    struct pipe_end *pe = conn;
+    struct pipe *p = pe->p;
+    struct pipe_q *q = &p->q[pe->side];
+    if (p->aborted || p->closed[pe->side] || len > p->mss ||
+        q->cap - q->len < len)
+        return NULL;
+    if (q->head + q->len + len > q->cap) {
+        memmove(q->buf, q->buf + q->head, q->len);
+        q->head = 0;
+    }
+    return q->buf + q->head + q->len;
+}
+static inline int p_commit(void *conn, size_t len)
+{
+    struct pipe_end *pe = conn;
+    struct pipe *p = pe->p;
+    struct pipe_q *q = &p->q[pe->side];
+    if (pe->side == 0 && p->corrupt && p->corrupt_at >= p->sent0 &&
+        p->corrupt_at < p->sent0 + len) {
+        q->buf[q->head + q->len + (p->corrupt_at - p->sent0)] ^= 0x5a;
+        p->corrupt = false;
+    }
+    if (pe->side == 0)
+        p->sent0 += len;
+    q->len += len;
+    return 0;
+}
 static inline size_t p_space(void *conn)
 {
     struct pipe_end *pe = conn;
@@ -193,7 +223,14 @@ static inline void p_abort(void *conn)
     pe->p->final[pe->side] = true;
 }
 static const struct vfw_llp_ops pipe_llp = { p_send, p_space, p_mss, p_resume,
-                                             p_close, p_abort };
+                                             p_close, p_abort, p_reserve,
+                                             p_commit };
+/* pipes made while this is set offer no zero-copy pair (tests run both) */
+static bool h_pipe_copy;
+/* the same pipe without the zero-copy pair (the engine's copy fallback) */
+static const struct vfw_llp_ops pipe_llp_copy = { p_send, p_space, p_mss,
+                                                  p_resume, p_close, p_abort,
+                                                  NULL, NULL };
 
 static inline void pipe_init(struct pipe *p, struct host *a, struct host *b,
                       uint16_t mss, size_t cap, size_t max_chunk, uint64_t seed)
@@ -210,8 +247,9 @@ static inline void pipe_init(struct pipe *p, struct host *a, struct host *b,
     p->mss = mss;
     p->max_chunk = max_chunk;
     p->rng = seed | 1;
-    vfw_cep_create(a->e, &pipe_llp, &p->end[0], 1, &p->cep[0]);
-    vfw_cep_create(b->e, &pipe_llp, &p->end[1], 0, &p->cep[1]);
+    const struct vfw_llp_ops *ops = h_pipe_copy ? &pipe_llp_copy : &pipe_llp;
+    vfw_cep_create(a->e, ops, &p->end[0], 1, &p->cep[0]);
+    vfw_cep_create(b->e, ops, &p->end[1], 0, &p->cep[1]);
 }
 static inline void pipe_fini(struct pipe *p)
 {

@@ -34,6 +34,10 @@
 #define SIMWIRE_MS 1000000ull
 #define SIMWIRE_S  1000000000ull
 #define SIMWIRE_MAX_QUEUE 65536
+/* Frame buffers up to this size are recycled through a small LIFO pool
+ * (no malloc/free per frame; the recently freed buffer is cache-hot). */
+#define SIMWIRE_POOL_BUF  9216u
+#define SIMWIRE_POOL_MAX  512
 
 struct simwire;
 
@@ -79,7 +83,27 @@ struct simwire {
     struct simwire_frame *heap;
     size_t n, cap;
     uint64_t steps;
+    uint8_t *pool[SIMWIRE_POOL_MAX];
+    int npool;
 };
+
+static inline uint8_t *simwire_buf_get(struct simwire *w, size_t len)
+{
+    if (len <= SIMWIRE_POOL_BUF) {
+        if (w->npool)
+            return w->pool[--w->npool];
+        return malloc(SIMWIRE_POOL_BUF);
+    }
+    return malloc(len);
+}
+
+static inline void simwire_buf_put(struct simwire *w, uint8_t *b, size_t len)
+{
+    if (b && len <= SIMWIRE_POOL_BUF && w->npool < SIMWIRE_POOL_MAX)
+        w->pool[w->npool++] = b;
+    else
+        free(b);
+}
 
 static inline uint64_t simwire_rand(struct simwire *w)
 {
@@ -183,7 +207,7 @@ static inline void simwire_enqueue(struct simwire *w, int from,
     fr.order = w->order++;
     fr.to = !from;
     fr.len = len;
-    fr.data = malloc(len ? len : 1);
+    fr.data = simwire_buf_get(w, len ? len : 1);
     if (!fr.data)
         return;
     memcpy(fr.data, f, len);
@@ -297,7 +321,7 @@ static inline int simwire_run(struct simwire *w, int (*done)(void *),
                 vfw_pcap_write(w->pcap, w->now, f.data, f.len);
             if (to->rx)
                 to->rx(to->opaque, f.data, f.len);
-            free(f.data);
+            simwire_buf_put(w, f.data, f.len);
             continue;
         }
         uint64_t next = w->n ? w->heap[0].t : UINT64_MAX;
@@ -339,6 +363,8 @@ static inline void simwire_destroy(struct simwire *w)
         struct simwire_frame f = simwire_pop(w);
         free(f.data);
     }
+    while (w->npool)
+        free(w->pool[--w->npool]);
     free(w->heap);
     w->heap = NULL;
     w->cap = 0;

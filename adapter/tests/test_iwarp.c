@@ -99,8 +99,12 @@ static void test_crc32c(void)
     enum { BIG = 3 * 2048 * 2 + 3 * 160 * 2 + 50 };
     uint8_t *big = malloc(BIG + 8);
     fill(big, BIG + 8, 11);
-    static const size_t lens[] = { 0, 1, 7, 8, 479, 480, 481, 961, 1454,
-                                   1460, 6143, 6144, 6145, 8946, BIG };
+    /* ... and the AVX-512 folding path's edges (256-byte blocks, 64-byte
+     * tail blocks, 16-byte residues, < 16 B CRC32 tail) */
+    static const size_t lens[] = { 0, 1, 7, 8, 255, 256, 257, 271, 272,
+                                   319, 320, 335, 336, 479, 480, 481, 511,
+                                   512, 513, 575, 576, 961, 1454,
+                                   1460, 6143, 6144, 6145, 8946, 8996, BIG };
     int bad = 0;
     for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
         for (size_t al = 0; al < 8; al++) {
@@ -906,6 +910,14 @@ int main(void)
     test_ord_limit_and_unsignaled();
     test_protection();
     test_flush_and_close();
+    /* again on an LLP without the zero-copy record pair (the engine's
+     * copy path): every opcode and size, protection, raw violations */
+    h_pipe_copy = true;
+    test_all_opcodes_sizes();
+    test_protection();
+    test_raw_violations();
+    test_flush_and_close();
+    h_pipe_copy = false;
     printf("iwarp: %d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;
 }
