@@ -4,23 +4,17 @@
  *
  * Probe the PF, map BAR0, check the identification block of the hardware
  * interface (include/vfwarp/vfwarp_regs.h) and report it; create and remove
- * VFs through the standard sysfs sriov_numvfs (sriov_configure). The admin
- * queue and netdev come with the adapter skeleton.
+ * VFs through the standard sysfs sriov_numvfs (sriov_configure); start the
+ * admin queue (pf_admin.c) and register the PF netdev (pf_netdev.c) whose
+ * VF ops (pf_vf.c) configure the VFs through it.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/io.h>
 #include <linux/string.h>
+#include <linux/dma-mapping.h>
 
-#include "vfwarp/vfwarp_regs.h"
-
-#define DRV_NAME "vfwarp_pf"
-
-struct vfw_pf {
-	struct pci_dev *pdev;
-	void __iomem *bar0;
-	u32 version;
-};
+#include "pf.h"
 
 static int vfw_pf_check_hw(struct vfw_pf *pf)
 {
@@ -76,6 +70,13 @@ static int vfw_pf_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	feat = ioread32(pf->bar0 + VFW_REG_FEATURES_LO);
 	maclo = ioread32(pf->bar0 + VFW_REG_MAC_LO);
 	machi = ioread32(pf->bar0 + VFW_REG_MAC_HI);
+	pf->features = feat;
+	pf->mac[0] = maclo & 0xff;
+	pf->mac[1] = (maclo >> 8) & 0xff;
+	pf->mac[2] = (maclo >> 16) & 0xff;
+	pf->mac[3] = maclo >> 24;
+	pf->mac[4] = machi & 0xff;
+	pf->mac[5] = (machi >> 8) & 0xff;
 	pci_set_drvdata(pdev, pf);
 	dev_info(&pdev->dev,
 		 "vfwarp adapter, hw interface v%u.%u, features 0x%08x, uplink %s, mac %02x:%02x:%02x:%02x:%02x:%02x\n",
@@ -86,6 +87,20 @@ static int vfw_pf_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (pci_num_vf(pdev))
 		dev_info(&pdev->dev, "adopting %d VFs left enabled\n",
 			 pci_num_vf(pdev));
+
+	pci_set_master(pdev);
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (err)
+		return err;
+	err = vfw_pf_aq_init(pf);
+	if (err)
+		return err;
+	err = vfw_pf_netdev_create(pf);
+	if (err) {
+		vfw_pf_aq_fini(pf);
+		return err;
+	}
+	vfw_pf_debugfs_init(pf);
 	return 0;
 }
 
@@ -173,7 +188,11 @@ static int vfw_pf_sriov_configure(struct pci_dev *pdev, int num_vfs)
 
 static void vfw_pf_remove(struct pci_dev *pdev)
 {
+	struct vfw_pf *pf = pci_get_drvdata(pdev);
 	int num = pci_num_vf(pdev);
+
+	vfw_pf_debugfs_fini(pf);
+	vfw_pf_netdev_destroy(pf);
 
 	if (num) {
 		if (vfw_pf_vfs_in_use(pdev, "driver removal"))
@@ -183,6 +202,8 @@ static void vfw_pf_remove(struct pci_dev *pdev)
 		else
 			pci_disable_sriov(pdev);
 	}
+	vfw_pf_aq_fini(pf);
+	pci_clear_master(pdev);
 	dev_info(&pdev->dev, "vfwarp adapter released\n");
 }
 
@@ -199,7 +220,24 @@ static struct pci_driver vfw_pf_driver = {
 	.remove = vfw_pf_remove,
 	.sriov_configure = vfw_pf_sriov_configure,
 };
-module_pci_driver(vfw_pf_driver);
+static int __init vfw_pf_init(void)
+{
+	int err;
+
+	vfw_pf_debugfs_register();
+	err = pci_register_driver(&vfw_pf_driver);
+	if (err)
+		vfw_pf_debugfs_unregister();
+	return err;
+}
+module_init(vfw_pf_init);
+
+static void __exit vfw_pf_exit(void)
+{
+	pci_unregister_driver(&vfw_pf_driver);
+	vfw_pf_debugfs_unregister();
+}
+module_exit(vfw_pf_exit);
 
 MODULE_DESCRIPTION("vfwarp SR-IOV iWARP adapter: physical function");
 MODULE_LICENSE("GPL");

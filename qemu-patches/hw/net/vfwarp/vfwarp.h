@@ -9,6 +9,7 @@
 #include "hw/pci/pci_device.h"
 #include "net/net.h"
 #include "vfw_func.h"
+#include "vfw_admin.h"
 
 #define TYPE_VFWARP_PF "vfwarp"
 #define TYPE_VFWARP_VF "vfwarp-vf"
@@ -22,6 +23,7 @@ struct VfwarpPFState {
     NICConf conf;
     uint16_t total_vfs;          /* property; 0 = no SR-IOV capability */
     struct vfw_func_dev fn;      /* register files of PF and VFs (adapter/) */
+    struct vfw_admin admin;      /* PF admin queue + VF config (adapter/) */
 };
 
 /* BAR0 access of one function, forwarded to adapter/src/func.c. */

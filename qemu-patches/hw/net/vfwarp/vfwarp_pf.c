@@ -20,6 +20,7 @@
 #include "hw/pci/pcie_sriov.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
+#include "system/dma.h"
 #include "net/net.h"
 #include "migration/vmstate.h"
 
@@ -54,7 +55,15 @@ void vfwarp_func_mmio_write(VfwarpPFState *s, struct vfw_func *f,
 static uint64_t vfwarp_pf_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     VfwarpPFState *s = opaque;
+    uint32_t val;
 
+    if (vfw_admin_owns(addr)) {
+        if (!vfw_admin_read(&s->admin, addr, size, &val)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte admin read at 0x%"
+                          HWADDR_PRIx " ignored\n", size, addr);
+        }
+        return val;
+    }
     return vfwarp_func_mmio_read(s, vfw_func_pf(&s->fn), addr, size);
 }
 
@@ -63,6 +72,15 @@ static void vfwarp_pf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 {
     VfwarpPFState *s = opaque;
 
+    if (vfw_admin_owns(addr)) {
+        /* The device checks VF indices against NumVFs as it is now. */
+        vfw_admin_set_num_vfs(&s->admin, pcie_sriov_num_vfs(PCI_DEVICE(s)));
+        if (!vfw_admin_write(&s->admin, addr, val, size)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte admin write at 0x%"
+                          HWADDR_PRIx " ignored\n", size, addr);
+        }
+        return;
+    }
     vfwarp_func_mmio_write(s, vfw_func_pf(&s->fn), addr, val, size);
 }
 
@@ -73,6 +91,19 @@ static const MemoryRegionOps vfwarp_pf_mmio_ops = {
     .impl = { .min_access_size = 1, .max_access_size = 4 },
     .valid = { .min_access_size = 1, .max_access_size = 8 },
 };
+
+/* Admin queue DMA: the PF's bus master address space only. */
+static int vfwarp_pf_admin_dma_read(void *opaque, uint64_t addr, void *buf,
+                                    size_t len)
+{
+    return pci_dma_read(PCI_DEVICE(opaque), addr, buf, len) != MEMTX_OK;
+}
+
+static int vfwarp_pf_admin_dma_write(void *opaque, uint64_t addr,
+                                     const void *buf, size_t len)
+{
+    return pci_dma_write(PCI_DEVICE(opaque), addr, buf, len) != MEMTX_OK;
+}
 
 /* Uplink receive: no data path yet, the frame is only counted. */
 static ssize_t vfwarp_pf_receive(NetClientState *nc, const uint8_t *buf,
@@ -95,6 +126,8 @@ static void vfwarp_pf_write_config(PCIDevice *dev, uint32_t addr,
 {
     pci_default_write_config(dev, addr, val, len);
     pcie_cap_flr_write_config(dev, addr, val, len);
+    /* VF Enable / NumVFs: removed VFs lose their admin config. */
+    vfw_admin_set_num_vfs(&VFWARP_PF(dev)->admin, pcie_sriov_num_vfs(dev));
 }
 
 static void vfwarp_pf_cleanup_msix(PCIDevice *pdev)
@@ -120,6 +153,13 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     if (vfw_func_dev_init(&s->fn, s->conf.macaddr.a, s->total_vfs)) {
         error_setg(errp, "vfwarp: cannot set up the function table");
+        return;
+    }
+    if (vfw_admin_init(&s->admin, &(struct vfw_admin_ops) {
+                           .dma_read = vfwarp_pf_admin_dma_read,
+                           .dma_write = vfwarp_pf_admin_dma_write,
+                           .opaque = s }, s->total_vfs)) {
+        error_setg(errp, "vfwarp: cannot set up the admin queue");
         return;
     }
 
@@ -191,6 +231,7 @@ static void vfwarp_pf_reset(DeviceState *dev)
     VfwarpPFState *s = VFWARP_PF(dev);
 
     vfw_func_dev_reset(&s->fn);
+    vfw_admin_reset(&s->admin);
     if (s->nic) {
         vfw_func_set_uplink(&s->fn, qemu_get_queue(s->nic)->peer != NULL);
     }

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vfw_admin.h - the PF admin queue of the adapter (include/vfwarp/
+ * vfwarp_admin.h): its registers in the PF's BAR0 window
+ * VFW_REGWIN_ADMINQ, the command ring it reads from guest memory, and the
+ * per-VF configuration store the commands write.
+ *
+ * Plain C11, no QEMU dependency. Guest memory is reached only through the
+ * ops table (the QEMU glue uses pci_dma_read/pci_dma_write). Everything the
+ * guest writes is untrusted: ring base/length, doorbell index and every
+ * descriptor field are checked; a doorbell runs at most VFW_AQ_MAX_LEN
+ * descriptors. Not thread-safe; the caller serialises (QEMU's BQL).
+ */
+#ifndef VFW_ADMIN_H
+#define VFW_ADMIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vfwarp/vfwarp_admin.h"
+#include "vfw_func.h"
+
+/*
+ * Per-VF configuration, as set by the PF driver through the admin queue.
+ * FOR THE DATA PATH (embedded switch): read it with vfw_admin_vf_cfg() and
+ * reprogram the switch for VF n whenever `gen` differs from the value you
+ * last programmed. The admin queue only stores and validates; enforcing
+ * (MAC/VLAN insert+strip, anti-spoof, link state, rate meters) is the data
+ * path's job. Values are always in range:
+ *   mac        all-zero = not assigned (the VF may choose its own)
+ *   vlan, qos  port VLAN 1..4095 with 802.1p priority 0..7; vlan 0 and
+ *              qos 0 = none (vlan 0 with qos != 0 = priority tag only);
+ *              the protocol is always 802.1Q
+ *   spoofchk   drop VF frames whose source MAC is not `mac` (default on)
+ *   trust      VF may set its MAC/promiscuous mode itself (default off)
+ *   link_state VFW_LINK_STATE_AUTO/ENABLE/DISABLE
+ *   min_rate, max_rate  Mbps; 0 = no guarantee / no limit;
+ *              min <= max when max != 0; <= VFW_UPLINK_SPEED_MBPS
+ *   gen        increments on every change of any field above (also on
+ *              reset), never on a failed or no-op command
+ */
+struct vfw_vf_cfg {
+    uint8_t mac[6];
+    uint16_t vlan;
+    uint8_t qos;
+    bool spoofchk;
+    bool trust;
+    uint8_t link_state;
+    uint32_t min_rate;
+    uint32_t max_rate;
+    uint32_t gen;
+};
+
+/* Per-VF traffic counters reported by GET_VF_STATS. The data path adds to
+ * them through vfw_admin_vf_stats(); the admin queue only reads them. */
+struct vfw_vf_stats {
+    uint64_t rx_packets, tx_packets;
+    uint64_t rx_bytes, tx_bytes;
+    uint64_t rx_dropped, tx_dropped;
+};
+
+/* Guest memory access: return 0 on success, non-zero on a failed DMA. */
+struct vfw_admin_ops {
+    int (*dma_read)(void *opaque, uint64_t addr, void *buf, size_t len);
+    int (*dma_write)(void *opaque, uint64_t addr, const void *buf,
+                     size_t len);
+    void *opaque;
+};
+
+struct vfw_admin {
+    struct vfw_admin_ops ops;
+    uint16_t total_vfs;          /* VFs that can exist */
+    uint16_t num_vfs;            /* VFs enabled now (NumVFs); glue updates */
+    /* ring registers */
+    uint64_t base;
+    uint32_t len;
+    uint32_t head, tail;
+    uint32_t status;             /* VFW_AQ_STATUS_* */
+    uint32_t cmds_ok, cmds_err;
+    struct vfw_vf_cfg vf[VFW_FUNC_MAX_VFS];
+    struct vfw_vf_stats stats[VFW_FUNC_MAX_VFS];
+};
+
+/* Initialise; -1 if total_vfs > VFW_FUNC_MAX_VFS or an op is missing. */
+int vfw_admin_init(struct vfw_admin *a, const struct vfw_admin_ops *ops,
+                   uint16_t total_vfs);
+
+/* PF reset: queue disabled, registers and every VF's config to defaults. */
+void vfw_admin_reset(struct vfw_admin *a);
+
+/* NumVFs as the PF's SR-IOV capability says now (clamped to total_vfs).
+ * Commands for VF indices >= this fail with VFW_AQ_S_BAD_VF; VFs that went
+ * away (index >= the new count) return to the default config. */
+void vfw_admin_set_num_vfs(struct vfw_admin *a, uint16_t num_vfs);
+
+/* Is `addr` in the admin register window? */
+bool vfw_admin_owns(uint64_t addr);
+
+/* PF BAR0 accesses in the admin window (only 4-byte aligned decode;
+ * false if not decoded). A TAIL write runs the ring synchronously. */
+bool vfw_admin_read(const struct vfw_admin *a, uint64_t addr, unsigned size,
+                    uint32_t *val);
+bool vfw_admin_write(struct vfw_admin *a, uint64_t addr, uint64_t val,
+                     unsigned size);
+
+/* Execute one descriptor in place (also used by tests and fuzzing).
+ * Returns its status; fills flags and reply fields. */
+uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t desc[VFW_AQ_DESC_SIZE]);
+
+/* VF n's config / counters; NULL for n >= total_vfs. */
+const struct vfw_vf_cfg *vfw_admin_vf_cfg(const struct vfw_admin *a,
+                                          unsigned vf);
+struct vfw_vf_stats *vfw_admin_vf_stats(struct vfw_admin *a, unsigned vf);
+
+#endif /* VFW_ADMIN_H */

@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * admin.c - the PF admin queue and per-VF configuration store (see
+ * vfw_admin.h and include/vfwarp/vfwarp_admin.h).
+ *
+ * Descriptors are decoded byte-wise (little endian) at the offsets of the
+ * structs in vfwarp_admin.h, so the device model is right on any host.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "vfw_admin.h"
+
+#define D_OPCODE  offsetof(struct vfw_aq_desc, opcode)
+#define D_FLAGS   offsetof(struct vfw_aq_desc, flags)
+#define D_STATUS  offsetof(struct vfw_aq_desc, status)
+#define D_VF      offsetof(struct vfw_aq_desc, vf)
+#define D_U       offsetof(struct vfw_aq_desc, u)
+#define P(type, field) (D_U + offsetof(struct type, field))
+
+static uint16_t ld16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t ld32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static void st16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void st32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+static void st64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void vf_cfg_default(struct vfw_vf_cfg *c)
+{
+    uint32_t gen = c->gen;
+
+    memset(c, 0, sizeof(*c));
+    c->spoofchk = true;
+    c->link_state = VFW_LINK_STATE_AUTO;
+    c->gen = gen + 1;
+}
+
+int vfw_admin_init(struct vfw_admin *a, const struct vfw_admin_ops *ops,
+                   uint16_t total_vfs)
+{
+    memset(a, 0, sizeof(*a));
+    if (!ops || !ops->dma_read || !ops->dma_write ||
+        total_vfs > VFW_FUNC_MAX_VFS) {
+        return -1;
+    }
+    a->ops = *ops;
+    a->total_vfs = total_vfs;
+    vfw_admin_reset(a);
+    return 0;
+}
+
+void vfw_admin_reset(struct vfw_admin *a)
+{
+    a->base = 0;
+    a->len = 0;
+    a->head = a->tail = 0;
+    a->status = 0;
+    a->num_vfs = 0;
+    for (unsigned i = 0; i < VFW_FUNC_MAX_VFS; i++) {
+        vf_cfg_default(&a->vf[i]);
+    }
+}
+
+void vfw_admin_set_num_vfs(struct vfw_admin *a, uint16_t num_vfs)
+{
+    uint16_t n = num_vfs < a->total_vfs ? num_vfs : a->total_vfs;
+
+    /* VFs that went away forget their config (as a removed VF would). */
+    for (unsigned i = n; i < a->num_vfs && i < VFW_FUNC_MAX_VFS; i++) {
+        vf_cfg_default(&a->vf[i]);
+    }
+    a->num_vfs = n;
+}
+
+bool vfw_admin_owns(uint64_t addr)
+{
+    return addr >= VFW_REGWIN_ADMINQ && addr < VFW_REGWIN_MBOX;
+}
+
+const struct vfw_vf_cfg *vfw_admin_vf_cfg(const struct vfw_admin *a,
+                                          unsigned vf)
+{
+    return vf < a->total_vfs ? &a->vf[vf] : NULL;
+}
+
+struct vfw_vf_stats *vfw_admin_vf_stats(struct vfw_admin *a, unsigned vf)
+{
+    return vf < a->total_vfs ? &a->stats[vf] : NULL;
+}
+
+bool vfw_admin_read(const struct vfw_admin *a, uint64_t addr, unsigned size,
+                    uint32_t *val)
+{
+    *val = 0;
+    if (size != 4 || (addr & 3) || !vfw_admin_owns(addr)) {
+        return false;
+    }
+    switch (addr) {
+    case VFW_REG_AQ_BASE_LO:
+        *val = (uint32_t)a->base;
+        break;
+    case VFW_REG_AQ_BASE_HI:
+        *val = (uint32_t)(a->base >> 32);
+        break;
+    case VFW_REG_AQ_LEN:
+        *val = a->len;
+        break;
+    case VFW_REG_AQ_HEAD:
+        *val = a->head;
+        break;
+    case VFW_REG_AQ_TAIL:
+        *val = a->tail;
+        break;
+    case VFW_REG_AQ_CTRL:
+        *val = (a->status & VFW_AQ_STATUS_ENABLED) ? VFW_AQ_CTRL_ENABLE : 0;
+        break;
+    case VFW_REG_AQ_STATUS:
+        *val = a->status;
+        break;
+    case VFW_REG_AQ_CMDS_OK:
+        *val = a->cmds_ok;
+        break;
+    case VFW_REG_AQ_CMDS_ERR:
+        *val = a->cmds_err;
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
+static bool vf_ok(const struct vfw_admin *a, uint16_t vf)
+{
+    return vf < a->num_vfs && vf < a->total_vfs;
+}
+
+/* Commit `n` into VF `vf`'s config; bumps gen only if something changed. */
+static void vf_commit(struct vfw_admin *a, uint16_t vf,
+                      const struct vfw_vf_cfg *n)
+{
+    struct vfw_vf_cfg *c = &a->vf[vf];
+
+    if (memcmp(c->mac, n->mac, 6) || c->vlan != n->vlan || c->qos != n->qos ||
+        c->spoofchk != n->spoofchk || c->trust != n->trust ||
+        c->link_state != n->link_state || c->min_rate != n->min_rate ||
+        c->max_rate != n->max_rate) {
+        uint32_t gen = c->gen;
+
+        *c = *n;
+        c->gen = gen + 1;
+    }
+}
+
+static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
+                         const uint8_t *d)
+{
+    struct vfw_vf_cfg n = a->vf[vf];
+
+    switch (op) {
+    case VFW_AQ_OP_SET_VF_MAC: {
+        const uint8_t *mac = d + P(vfw_aq_vf_mac, mac);
+
+        if (!all_zero(d + P(vfw_aq_vf_mac, rsvd), 2) || (mac[0] & 1)) {
+            return VFW_AQ_S_INVAL;  /* multicast/broadcast MAC */
+        }
+        memcpy(n.mac, mac, 6);
+        break;
+    }
+    case VFW_AQ_OP_SET_VF_VLAN: {
+        uint16_t vid = ld16(d + P(vfw_aq_vf_vlan, vid));
+        uint8_t qos = d[P(vfw_aq_vf_vlan, qos)];
+        uint16_t proto = ld16(d + P(vfw_aq_vf_vlan, proto));
+
+        if (d[P(vfw_aq_vf_vlan, rsvd)] ||
+            ld16(d + P(vfw_aq_vf_vlan, rsvd2))) {
+            return VFW_AQ_S_INVAL;
+        }
+        if (vid > VFW_VLAN_VID_MAX || qos > VFW_VLAN_QOS_MAX) {
+            return VFW_AQ_S_RANGE;
+        }
+        if (proto != 0 && proto != VFW_VLAN_PROTO_8021Q) {
+            return VFW_AQ_S_UNSUPPORTED;
+        }
+        n.vlan = vid;
+        n.qos = qos;
+        break;
+    }
+    case VFW_AQ_OP_SET_VF_SPOOFCHK:
+    case VFW_AQ_OP_SET_VF_TRUST: {
+        uint8_t en = d[P(vfw_aq_vf_bool, enable)];
+
+        if (en > 1 || !all_zero(d + P(vfw_aq_vf_bool, rsvd), 3)) {
+            return VFW_AQ_S_INVAL;
+        }
+        if (op == VFW_AQ_OP_SET_VF_SPOOFCHK) {
+            n.spoofchk = en;
+        } else {
+            n.trust = en;
+        }
+        break;
+    }
+    case VFW_AQ_OP_SET_VF_LINK_STATE: {
+        uint8_t st = d[P(vfw_aq_vf_link, state)];
+
+        if (!all_zero(d + P(vfw_aq_vf_link, rsvd), 3)) {
+            return VFW_AQ_S_INVAL;
+        }
+        if (st > VFW_LINK_STATE_DISABLE) {
+            return VFW_AQ_S_RANGE;
+        }
+        n.link_state = st;
+        break;
+    }
+    case VFW_AQ_OP_SET_VF_RATE: {
+        uint32_t min = ld32(d + P(vfw_aq_vf_rate, min_mbps));
+        uint32_t max = ld32(d + P(vfw_aq_vf_rate, max_mbps));
+
+        if (min > VFW_UPLINK_SPEED_MBPS || max > VFW_UPLINK_SPEED_MBPS ||
+            (max && min > max)) {
+            return VFW_AQ_S_RANGE;
+        }
+        n.min_rate = min;
+        n.max_rate = max;
+        break;
+    }
+    default:
+        return VFW_AQ_S_BAD_OPCODE;
+    }
+    vf_commit(a, vf, &n);
+    return VFW_AQ_S_OK;
+}
+
+uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
+{
+    uint16_t op = ld16(d + D_OPCODE);
+    uint16_t vf = ld16(d + D_VF);
+    uint8_t *u = d + D_U;
+    uint16_t st;
+
+    switch (op) {
+    case VFW_AQ_OP_NOP:
+        st = VFW_AQ_S_OK;
+        break;
+    case VFW_AQ_OP_SET_VF_MAC:
+    case VFW_AQ_OP_SET_VF_VLAN:
+    case VFW_AQ_OP_SET_VF_SPOOFCHK:
+    case VFW_AQ_OP_SET_VF_TRUST:
+    case VFW_AQ_OP_SET_VF_LINK_STATE:
+    case VFW_AQ_OP_SET_VF_RATE:
+        st = vf_ok(a, vf) ? exec_set(a, op, vf, d) : VFW_AQ_S_BAD_VF;
+        break;
+    case VFW_AQ_OP_GET_VF_CONFIG: {
+        const struct vfw_vf_cfg *c = &a->vf[vf < a->total_vfs ? vf : 0];
+
+        if (!vf_ok(a, vf)) {
+            st = VFW_AQ_S_BAD_VF;
+            break;
+        }
+        memset(u, 0, sizeof(((struct vfw_aq_desc *)0)->u));
+        memcpy(d + P(vfw_aq_vf_config, mac), c->mac, 6);
+        st16(d + P(vfw_aq_vf_config, vid), c->vlan);
+        st16(d + P(vfw_aq_vf_config, proto), VFW_VLAN_PROTO_8021Q);
+        d[P(vfw_aq_vf_config, qos)] = c->qos;
+        d[P(vfw_aq_vf_config, spoofchk)] = c->spoofchk;
+        d[P(vfw_aq_vf_config, trust)] = c->trust;
+        d[P(vfw_aq_vf_config, link_state)] = c->link_state;
+        st32(d + P(vfw_aq_vf_config, min_mbps), c->min_rate);
+        st32(d + P(vfw_aq_vf_config, max_mbps), c->max_rate);
+        st32(d + P(vfw_aq_vf_config, gen), c->gen);
+        st = VFW_AQ_S_OK;
+        break;
+    }
+    case VFW_AQ_OP_GET_VF_STATS: {
+        const struct vfw_vf_stats *s;
+
+        if (!vf_ok(a, vf)) {
+            st = VFW_AQ_S_BAD_VF;
+            break;
+        }
+        s = &a->stats[vf];
+        st64(d + P(vfw_aq_vf_stats, rx_packets), s->rx_packets);
+        st64(d + P(vfw_aq_vf_stats, tx_packets), s->tx_packets);
+        st64(d + P(vfw_aq_vf_stats, rx_bytes), s->rx_bytes);
+        st64(d + P(vfw_aq_vf_stats, tx_bytes), s->tx_bytes);
+        st64(d + P(vfw_aq_vf_stats, rx_dropped), s->rx_dropped);
+        st64(d + P(vfw_aq_vf_stats, tx_dropped), s->tx_dropped);
+        st = VFW_AQ_S_OK;
+        break;
+    }
+    default:
+        st = VFW_AQ_S_BAD_OPCODE;
+        break;
+    }
+    st16(d + D_STATUS, st);
+    st16(d + D_FLAGS, (uint16_t)(VFW_AQ_F_DONE |
+                                 (st != VFW_AQ_S_OK ? VFW_AQ_F_ERR : 0)));
+    if (st == VFW_AQ_S_OK) {
+        a->cmds_ok++;
+    } else {
+        a->cmds_err++;
+    }
+    return st;
+}
+
+/* Run descriptors HEAD..TAIL; at most LEN of them per doorbell. */
+static void run_ring(struct vfw_admin *a)
+{
+    uint8_t d[VFW_AQ_DESC_SIZE];
+
+    for (uint32_t n = 0; n < VFW_AQ_MAX_LEN && a->len &&
+                         a->head != a->tail; n++) {
+        uint64_t addr = a->base + (uint64_t)a->head * VFW_AQ_DESC_SIZE;
+
+        if (a->ops.dma_read(a->ops.opaque, addr, d, sizeof(d))) {
+            goto dma_err;
+        }
+        vfw_admin_exec(a, d);
+        if (a->ops.dma_write(a->ops.opaque, addr, d, sizeof(d))) {
+            goto dma_err;
+        }
+        a->head = (a->head + 1) % a->len;
+    }
+    return;
+dma_err:
+    a->status = (a->status & ~VFW_AQ_STATUS_ENABLED) | VFW_AQ_STATUS_DMA_ERR;
+}
+
+bool vfw_admin_write(struct vfw_admin *a, uint64_t addr, uint64_t val,
+                     unsigned size)
+{
+    bool en = a->status & VFW_AQ_STATUS_ENABLED;
+    uint32_t v = (uint32_t)val;
+
+    if (size != 4 || (addr & 3) || !vfw_admin_owns(addr)) {
+        return false;
+    }
+    switch (addr) {
+    case VFW_REG_AQ_BASE_LO:
+        if (!en) {
+            a->base = (a->base & ~0xffffffffull) | v;
+        }
+        break;
+    case VFW_REG_AQ_BASE_HI:
+        if (!en) {
+            a->base = (a->base & 0xffffffffull) | (uint64_t)v << 32;
+        }
+        break;
+    case VFW_REG_AQ_LEN:
+        if (!en) {
+            a->len = v;
+        }
+        break;
+    case VFW_REG_AQ_TAIL:
+        if (!en) {
+            break;
+        }
+        if (v >= a->len) {
+            a->status |= VFW_AQ_STATUS_TAIL_ERR;
+            break;
+        }
+        a->tail = v;
+        run_ring(a);
+        break;
+    case VFW_REG_AQ_CTRL:
+        if (!(v & VFW_AQ_CTRL_ENABLE)) {
+            a->status &= ~VFW_AQ_STATUS_ENABLED;
+            break;
+        }
+        if (en) {
+            break;
+        }
+        a->status = 0;
+        a->head = a->tail = 0;
+        if (a->len < 1 || a->len > VFW_AQ_MAX_LEN ||
+            (a->base & (VFW_AQ_BASE_ALIGN - 1)) ||
+            a->base > UINT64_MAX - (uint64_t)a->len * VFW_AQ_DESC_SIZE) {
+            a->status = VFW_AQ_STATUS_CFG_ERR;
+            break;
+        }
+        a->status = VFW_AQ_STATUS_ENABLED;
+        break;
+    default:
+        break;  /* read-only or reserved */
+    }
+    return true;
+}
