@@ -51,6 +51,8 @@
 #define VFW_REGWIN_ADMINQ      0x0100  /* PF admin queue */
 #define VFW_REGWIN_MBOX        0x0200  /* VF<->PF mailbox */
 #define VFW_REGWIN_IRQ         0x0400  /* interrupt cause/mask */
+#define VFW_REGWIN_RING        0x0800  /* Ethernet rings, link, counters
+                                          (0x0800..0x08ff, vfwarp_ring.h) */
 #define VFW_REGWIN_DOORBELLS   0x1000  /* queue doorbells, one 4 KiB page */
 
 /*

@@ -4,14 +4,15 @@
  *
  * Stub stage: bind a VF, map BAR0, check the identification block of the
  * hardware interface (include/vfwarp/vfwarp_regs.h) and that FUNC_INFO says
- * this function is a VF, and report it. The netdev and the iWARP ib_device
- * come later.
+ * this function is a VF, and report it; then the Ethernet netdev
+ * (vf_netdev.c, rings in vf_ring.c). The iWARP ib_device comes later.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/io.h>
 
 #include "vfwarp/vfwarp_regs.h"
+#include "vf.h"
 
 #define DRV_NAME "vfwarp_vf"
 
@@ -56,11 +57,12 @@ static int vfw_vf_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	dev_info(dev, "vfwarp VF %u, hw interface v%u.%u\n",
 		 info & VFW_FUNC_INDEX_MASK, version >> 16, version & 0xffff);
-	return 0;
+	return vfw_vf_netdev_probe(pdev, bar0, info & VFW_FUNC_INDEX_MASK);
 }
 
 static void vfw_vf_remove(struct pci_dev *pdev)
 {
+	vfw_vf_netdev_remove(pdev);
 	dev_info(&pdev->dev, "vfwarp VF released\n");
 }
 
@@ -75,6 +77,7 @@ static struct pci_driver vfw_vf_driver = {
 	.id_table = vfw_vf_ids,
 	.probe = vfw_vf_probe,
 	.remove = vfw_vf_remove,
+	.err_handler = &vfw_vf_err_handlers,
 };
 module_pci_driver(vfw_vf_driver);
 

@@ -23,6 +23,7 @@ struct VfwarpPFState {
     NICConf conf;
     uint16_t total_vfs;          /* property; 0 = no SR-IOV capability */
     struct vfw_func_dev fn;      /* register files of PF and VFs (adapter/) */
+    struct vfwarp_dp_glue *dp;   /* rings + embedded switch (vfwarp_dp.c) */
     struct vfw_admin admin;      /* PF admin queue + VF config (adapter/) */
 };
 
@@ -31,5 +32,21 @@ uint64_t vfwarp_func_mmio_read(VfwarpPFState *s, struct vfw_func *f,
                                hwaddr addr, unsigned size);
 void vfwarp_func_mmio_write(VfwarpPFState *s, struct vfw_func *f,
                             hwaddr addr, uint64_t val, unsigned size);
+
+/* The data path (vfwarp_dp.c over adapter/src/dataplane.c). */
+struct vfw_dp_vf_cfg;
+bool vfwarp_dp_init(VfwarpPFState *s, Error **errp);
+void vfwarp_dp_exit(VfwarpPFState *s);
+void vfwarp_dp_reset(VfwarpPFState *s);
+void vfwarp_dp_reset_fn(VfwarpPFState *s, struct vfw_func *f);
+void vfwarp_dp_set_uplink(VfwarpPFState *s, bool up);
+void vfwarp_dp_uplink_rx(VfwarpPFState *s, const uint8_t *buf, size_t size);
+bool vfwarp_dp_owns(hwaddr addr);
+uint64_t vfwarp_dp_mmio_read(VfwarpPFState *s, struct vfw_func *f,
+                             hwaddr addr, unsigned size);
+void vfwarp_dp_mmio_write(VfwarpPFState *s, struct vfw_func *f, hwaddr addr,
+                          uint64_t val, unsigned size);
+int vfwarp_dp_set_vf(VfwarpPFState *s, unsigned vf,
+                     const struct vfw_dp_vf_cfg *cfg);
 
 #endif

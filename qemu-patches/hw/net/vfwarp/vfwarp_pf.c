@@ -36,6 +36,9 @@ uint64_t vfwarp_func_mmio_read(VfwarpPFState *s, struct vfw_func *f,
 {
     uint32_t val;
 
+    if (vfwarp_dp_owns(addr)) {
+        return vfwarp_dp_mmio_read(s, f, addr, size);
+    }
     if (!vfw_func_read(&s->fn, f, addr, size, &val)) {
         qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte read at 0x%"
                       HWADDR_PRIx " ignored\n", size, addr);
@@ -46,6 +49,10 @@ uint64_t vfwarp_func_mmio_read(VfwarpPFState *s, struct vfw_func *f,
 void vfwarp_func_mmio_write(VfwarpPFState *s, struct vfw_func *f,
                             hwaddr addr, uint64_t val, unsigned size)
 {
+    if (vfwarp_dp_owns(addr)) {
+        vfwarp_dp_mmio_write(s, f, addr, val, size);
+        return;
+    }
     if (!vfw_func_write(&s->fn, f, addr, val, size)) {
         qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte write at 0x%"
                       HWADDR_PRIx " ignored\n", size, addr);
@@ -112,6 +119,7 @@ static ssize_t vfwarp_pf_receive(NetClientState *nc, const uint8_t *buf,
     VfwarpPFState *s = qemu_get_nic_opaque(nc);
 
     vfw_func_uplink_rx(&s->fn);
+    vfwarp_dp_uplink_rx(s, buf, size);
     return size;
 }
 
@@ -153,6 +161,9 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     if (vfw_func_dev_init(&s->fn, s->conf.macaddr.a, s->total_vfs)) {
         error_setg(errp, "vfwarp: cannot set up the function table");
+        return;
+    }
+    if (!vfwarp_dp_init(s, errp)) {
         return;
     }
     if (vfw_admin_init(&s->admin, &(struct vfw_admin_ops) {
@@ -212,6 +223,7 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
     vfw_func_set_uplink(&s->fn, qemu_get_queue(s->nic)->peer != NULL);
+    vfwarp_dp_set_uplink(s, qemu_get_queue(s->nic)->peer != NULL);
 }
 
 static void vfwarp_pf_exit(PCIDevice *pdev)
@@ -222,6 +234,7 @@ static void vfwarp_pf_exit(PCIDevice *pdev)
     vfwarp_pf_cleanup_msix(pdev);
     pcie_cap_exit(pdev);
     qemu_del_nic(s->nic);
+    vfwarp_dp_exit(s);
 }
 
 /* Power-on, PCI reset or FLR of the PF: every function's registers. (The
@@ -231,9 +244,11 @@ static void vfwarp_pf_reset(DeviceState *dev)
     VfwarpPFState *s = VFWARP_PF(dev);
 
     vfw_func_dev_reset(&s->fn);
+    vfwarp_dp_reset(s);
     vfw_admin_reset(&s->admin);
     if (s->nic) {
         vfw_func_set_uplink(&s->fn, qemu_get_queue(s->nic)->peer != NULL);
+        vfwarp_dp_set_uplink(s, qemu_get_queue(s->nic)->peer != NULL);
     }
 }
 

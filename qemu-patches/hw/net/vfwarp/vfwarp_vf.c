@@ -130,9 +130,11 @@ static void vfwarp_vf_exit(PCIDevice *dev)
 static void vfwarp_vf_reset(DeviceState *dev)
 {
     struct vfw_func *f;
+    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(dev), &f);
 
-    if (vfwarp_vf_pf(PCI_DEVICE(dev), &f)) {
+    if (s) {
         vfw_func_reset(f);
+        vfwarp_dp_reset_fn(s, f);
     }
 }
 

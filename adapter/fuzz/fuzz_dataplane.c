@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fuzz_dataplane.c - guest-controlled input of the Ethernet data path: ring
+ * registers of every function, descriptor contents in guest memory and
+ * frames from the uplink. The input is a program of 8-byte operations:
+ *   op[0] & 3 == 0: register write (fn = op[1] % 6, reg = window + op[2]*4,
+ *                   value = op[4..7])
+ *   op[0] & 3 == 1: guest memory poke (4 bytes at (op[1..3] % MEM))
+ *   op[0] & 3 == 2: uplink frame of op[1] * 8 bytes from memory op[2..3]
+ *   op[0] & 3 == 3: clock advance + shaping timer of fn op[1] % 6
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "vfw_dataplane.h"
+
+#define MEM 0x20000u
+static uint8_t mem[MEM];
+static uint64_t clk;
+
+static int f_read(void *c, unsigned fn, uint64_t a, void *b, size_t l)
+{
+    (void)c; (void)fn;
+    if (a > MEM || l > MEM - a) {
+        return -1;
+    }
+    memcpy(b, mem + a, l);
+    return 0;
+}
+
+static int f_write(void *c, unsigned fn, uint64_t a, const void *b, size_t l)
+{
+    (void)c; (void)fn;
+    if (a > MEM || l > MEM - a) {
+        return -1;
+    }
+    memcpy(mem + a, b, l);
+    return 0;
+}
+
+static void f_irq(void *c, unsigned fn, unsigned v) { (void)c; (void)fn; (void)v; }
+static void f_tx(void *c, const uint8_t *f, size_t l) { (void)c; (void)f; (void)l; }
+static uint64_t f_now(void *c) { (void)c; return clk; }
+
+static const struct vfw_dp_ops ops = {
+    .dma_read = f_read, .dma_write = f_write, .irq = f_irq,
+    .uplink_tx = f_tx, .now_ns = f_now,
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const uint8_t mac[6] = { 2, 0, 0, 0, 1, 0 };
+    struct vfw_dp *dp = vfw_dp_create(&ops, NULL, mac, 5);
+    struct vfw_dp_vf_cfg cfg = { .spoofchk = true };
+
+    if (!dp) {
+        return 0;
+    }
+    memset(mem, 0, sizeof(mem));
+    clk = 0;
+    vfw_dp_set_uplink(dp, true);
+    cfg.max_mbps = 100;
+    vfw_dp_set_vf(dp, 1, &cfg);
+    cfg.max_mbps = 0;
+    cfg.vlan = 7;
+    vfw_dp_set_vf(dp, 2, &cfg);
+    for (size_t i = 0; i + 8 <= size; i += 8) {
+        const uint8_t *op = data + i;
+        uint32_t v = (uint32_t)op[4] | (uint32_t)op[5] << 8 |
+                     (uint32_t)op[6] << 16 | (uint32_t)op[7] << 24;
+
+        switch (op[0] & 3) {
+        case 0:
+            vfw_dp_write(dp, op[1] % 6, VFW_REGWIN_RING + (op[2] & 0x3fu) * 4,
+                         v, 4);
+            break;
+        case 1: {
+            uint32_t a = ((uint32_t)op[1] | (uint32_t)op[2] << 8 |
+                          (uint32_t)op[3] << 16) % (MEM - 4);
+            memcpy(mem + a, op + 4, 4);
+            break;
+        }
+        case 2: {
+            uint32_t a = ((uint32_t)op[2] | (uint32_t)op[3] << 8) % (MEM / 2);
+            vfw_dp_uplink_rx(dp, mem + a, (size_t)op[1] * 8);
+            break;
+        }
+        default:
+            clk += v;
+            vfw_dp_timer(dp, op[1] % 6);
+            break;
+        }
+    }
+    vfw_dp_destroy(dp);
+    return 0;
+}

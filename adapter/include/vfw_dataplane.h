@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vfw_dataplane.h - the adapter's Ethernet data path: per-function TX/RX
+ * descriptor rings (include/vfwarp/vfwarp_ring.h) joined by the embedded
+ * switch (vswitch/): one vsw switch per adapter, port 0 the uplink, port 1
+ * the PF, ports 2.. the VFs.
+ *
+ * Plain C11, no QEMU: the glue hands in register accesses, uplink frames
+ * and timer expiries, and gets DMA, interrupts, uplink frames and timer
+ * requests back through `struct vfw_dp_ops`. Every register value and
+ * descriptor comes from a guest and is untrusted: ring sizes are bounded
+ * (power of two <= VFW_RING_MAX_ENTRIES), one doorbell processes at most one
+ * ring's worth of descriptors, a bad descriptor fails that descriptor only,
+ * and guest memory is touched only through the DMA ops.
+ * Not thread-safe; the caller serialises (QEMU's BQL).
+ *
+ * Function numbers: VFW_DP_FN_PF (0) is the PF, VFW_DP_FN_VF(n) is VF n.
+ */
+#ifndef VFW_DATAPLANE_H
+#define VFW_DATAPLANE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vfwarp/vfwarp_ring.h"
+
+#define VFW_DP_MAX_VFS    128
+#define VFW_DP_FN_PF      0u
+#define VFW_DP_FN_VF(n)   (1u + (unsigned)(n))
+#define VFW_DP_NUM_FN     (1u + VFW_DP_MAX_VFS)
+
+struct vfw_dp_ops {
+    /* DMA as function `fn` (so the IOMMU of that requester applies).
+     * Return 0, or non-zero when the access failed. */
+    int (*dma_read)(void *ctx, unsigned fn, uint64_t addr, void *buf,
+                    size_t len);
+    int (*dma_write)(void *ctx, unsigned fn, uint64_t addr, const void *buf,
+                     size_t len);
+    /* Raise MSI-X vector `vector` of function `fn` (the glue checks the
+     * vector against the function's table). */
+    void (*irq)(void *ctx, unsigned fn, unsigned vector);
+    /* A frame leaves on the uplink. */
+    void (*uplink_tx)(void *ctx, const uint8_t *frame, size_t len);
+    /* Monotonic nanoseconds (the glue's virtual clock). */
+    uint64_t (*now_ns)(void *ctx);
+    /* Call vfw_dp_timer(dp, fn) at (or after) `when_ns`; a later request
+     * for the same fn replaces an earlier one. May be NULL (then a shaped
+     * ring resumes on its next doorbell only). */
+    void (*timer)(void *ctx, unsigned fn, uint64_t when_ns);
+};
+
+/* A VF's port configuration, as `ip link set PF vf N ...` sets it. */
+struct vfw_dp_vf_cfg {
+    uint8_t mac[6];      /* all-zero: the device's default MAC */
+    uint16_t vlan;       /* port VLAN 1..4095, 0 = none */
+    uint8_t qos;         /* 802.1p of the port VLAN */
+    bool spoofchk;
+    bool trust;
+    uint8_t link_state;  /* 0 auto, 1 enable, 2 disable (VFW_LINK_STATE_*) */
+    uint32_t min_mbps;   /* stored only */
+    uint32_t max_mbps;   /* TX shaping at the VF's TX ring, 0 = none */
+};
+
+struct vfw_dp;
+
+/* A data path for a PF with MAC `pf_mac` and `total_vfs` VFs. VF n's
+ * default MAC is 02:00:00:<pf_mac[4]>:<n>:01. NULL on bad arguments/OOM. */
+struct vfw_dp *vfw_dp_create(const struct vfw_dp_ops *ops, void *ctx,
+                             const uint8_t pf_mac[6], unsigned total_vfs);
+void vfw_dp_destroy(struct vfw_dp *dp);
+
+/* BAR0 accesses in the VFW_REGWIN_RING window (0x0800..0x08ff) of `fn`.
+ * Returns false when addr/size is not a 32-bit register of the window. */
+bool vfw_dp_owns(uint64_t addr);
+bool vfw_dp_read(struct vfw_dp *dp, unsigned fn, uint64_t addr,
+                 unsigned size, uint32_t *val);
+bool vfw_dp_write(struct vfw_dp *dp, unsigned fn, uint64_t addr,
+                  uint64_t val, unsigned size);
+
+/* Function reset (FLR, VF enable/disable): rings off, registers cleared.
+ * The VF's port configuration (owned by the PF) stays. */
+void vfw_dp_reset_fn(struct vfw_dp *dp, unsigned fn);
+/* Whole-adapter reset: every function, and VF configs back to defaults. */
+void vfw_dp_reset(struct vfw_dp *dp);
+
+/* A frame arrived on the uplink. */
+void vfw_dp_uplink_rx(struct vfw_dp *dp, const uint8_t *frame, size_t len);
+/* Uplink carrier (a netdev peer is attached). */
+void vfw_dp_set_uplink(struct vfw_dp *dp, bool up);
+/* The timer requested through ops->timer for `fn` expired. */
+void vfw_dp_timer(struct vfw_dp *dp, unsigned fn);
+
+/* VF port configuration (from the PF's admin queue). Returns 0 or a
+ * negative errno (bad VF, bad MAC/VLAN/qos/link_state). */
+int vfw_dp_set_vf(struct vfw_dp *dp, unsigned vf,
+                  const struct vfw_dp_vf_cfg *cfg);
+int vfw_dp_get_vf(const struct vfw_dp *dp, unsigned vf,
+                  struct vfw_dp_vf_cfg *cfg);
+/* The MAC the switch uses for VF `vf` (configured or default). */
+int vfw_dp_vf_mac(const struct vfw_dp *dp, unsigned vf, uint8_t mac[6]);
+
+/* Counters of function `fn` (VFW_STAT_*), 64-bit. */
+uint64_t vfw_dp_stat(const struct vfw_dp *dp, unsigned fn, unsigned stat);
+bool vfw_dp_link_up(const struct vfw_dp *dp, unsigned fn);
+
+#endif /* VFW_DATAPLANE_H */

@@ -1,0 +1,827 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dataplane.c - Ethernet rings of every function joined by the embedded
+ * switch (see vfw_dataplane.h and include/vfwarp/vfwarp_ring.h).
+ *
+ * TX: a doorbell (TAIL write) makes the device walk [HEAD, TAIL): gather one
+ * frame (<= VFW_TX_MAX_FRAGS descriptors up to EOP), check it, optionally
+ * insert a VLAN tag, run it through vsw_process() and hand a copy to every
+ * egress port: the uplink (ops->uplink_tx) or another function's RX ring.
+ * A VF with max_mbps is shaped here: a frame that would exceed its token
+ * bucket stays on the ring (back-pressure to the driver's queue) and a timer
+ * resumes the ring when enough tokens have accumulated, so TCP sees a clean
+ * bottleneck instead of policer drops.
+ * RX: one frame per descriptor; a frame larger than the posted buffer, or a
+ * buffer the DMA refuses, consumes the descriptor with VFW_RXD_ERR_BUF.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vfw_dataplane.h"
+#include "vswitch.h"
+
+#define LINK_STATE_AUTO    0
+#define LINK_STATE_ENABLE  1
+#define LINK_STATE_DISABLE 2
+
+#define CTRL_MASK (VFW_RING_CTRL_ENABLE | VFW_RING_CTRL_IRQ_EN | \
+                   (VFW_RING_CTRL_VEC_MASK << VFW_RING_CTRL_VEC_SHIFT))
+
+struct dp_ring {
+    uint64_t base;
+    uint32_t len, head, tail, ctrl, status;
+    bool irq_pending;
+};
+
+struct dp_fn {
+    struct dp_ring tx, rx;
+    uint32_t link_ctrl;
+    bool link_pending;
+    bool link;                  /* as last reported */
+    uint64_t stat[VFW_STAT_COUNT];
+    /* TX shaping (max_mbps) */
+    int64_t tokens;             /* bytes */
+    uint64_t last_ns;
+    bool timer_armed;
+};
+
+struct vfw_dp {
+    const struct vfw_dp_ops *ops;
+    void *ctx;
+    vsw_switch *sw;
+    unsigned total_vfs;
+    bool uplink_up;
+    uint8_t pf_mac[6];
+    struct dp_fn fn[VFW_DP_NUM_FN];
+    struct vfw_dp_vf_cfg cfg[VFW_DP_MAX_VFS];
+    uint8_t fdb_mac[VFW_DP_MAX_VFS][6];     /* installed static entries */
+    uint16_t fdb_vid[VFW_DP_MAX_VFS];
+    uint8_t buf[VFW_FRAME_MAX + 4];
+    uint8_t out[VFW_FRAME_MAX + 8];
+};
+
+static uint64_t now(struct vfw_dp *dp)
+{
+    return dp->ops->now_ns ? dp->ops->now_ns(dp->ctx) : 0;
+}
+
+static unsigned fn_count(const struct vfw_dp *dp)
+{
+    return 1 + dp->total_vfs;
+}
+
+static void default_mac(const struct vfw_dp *dp, unsigned vf, uint8_t mac[6])
+{
+    mac[0] = 0x02;
+    mac[1] = 0x00;
+    mac[2] = 0x00;
+    mac[3] = dp->pf_mac[4];
+    mac[4] = (uint8_t)vf;
+    mac[5] = 0x01;
+}
+
+static bool mac_zero(const uint8_t m[6])
+{
+    return !(m[0] | m[1] | m[2] | m[3] | m[4] | m[5]);
+}
+
+int vfw_dp_vf_mac(const struct vfw_dp *dp, unsigned vf, uint8_t mac[6])
+{
+    if (!dp || vf >= dp->total_vfs) {
+        return -EINVAL;
+    }
+    if (mac_zero(dp->cfg[vf].mac)) {
+        default_mac(dp, vf, mac);
+    } else {
+        memcpy(mac, dp->cfg[vf].mac, 6);
+    }
+    return 0;
+}
+
+static bool fn_link(const struct vfw_dp *dp, unsigned fn)
+{
+    if (fn == VFW_DP_FN_PF) {
+        return dp->uplink_up;
+    }
+    switch (dp->cfg[fn - 1].link_state) {
+    case LINK_STATE_ENABLE:
+        return true;
+    case LINK_STATE_DISABLE:
+        return false;
+    default:
+        return dp->uplink_up;
+    }
+}
+
+bool vfw_dp_link_up(const struct vfw_dp *dp, unsigned fn)
+{
+    return dp && fn < fn_count(dp) && fn_link(dp, fn);
+}
+
+/* --- interrupts -------------------------------------------------------- */
+
+static void fire(struct vfw_dp *dp, unsigned fn, uint32_t ctrl, bool *pending)
+{
+    if (ctrl & VFW_RING_CTRL_IRQ_EN) {
+        *pending = false;
+        if (dp->ops->irq) {
+            dp->ops->irq(dp->ctx, fn, (ctrl >> VFW_RING_CTRL_VEC_SHIFT) &
+                         VFW_RING_CTRL_VEC_MASK);
+        }
+    } else {
+        *pending = true;
+    }
+}
+
+static void link_update(struct vfw_dp *dp, unsigned fn)
+{
+    struct dp_fn *f = &dp->fn[fn];
+    bool up = fn_link(dp, fn);
+
+    if (up != f->link) {
+        f->link = up;
+        fire(dp, fn, f->link_ctrl, &f->link_pending);
+    }
+}
+
+/* --- switch configuration --------------------------------------------- */
+
+static int apply_vf(struct vfw_dp *dp, unsigned vf)
+{
+    const struct vfw_dp_vf_cfg *c = &dp->cfg[vf];
+    vsw_port_cfg pc;
+    uint8_t mac[6];
+    int rc;
+
+    vfw_dp_vf_mac(dp, vf, mac);
+    vsw_port_cfg_default(&pc);
+    memcpy(pc.mac, mac, 6);
+    if (c->vlan) {
+        pc.vlan_mode = VSW_VLAN_ACCESS;
+        pc.pvid = c->vlan;
+        pc.pvid_pcp = c->qos;
+    }
+    pc.spoofchk = c->spoofchk;
+    pc.trust = c->trust;
+    pc.link_up = fn_link(dp, VFW_DP_FN_VF(vf));
+    pc.learn = false;
+    rc = vsw_port_set(dp->sw, VSW_PORT_VF(vf), &pc, NULL);
+    if (rc) {
+        return rc;
+    }
+    if (memcmp(dp->fdb_mac[vf], mac, 6) || dp->fdb_vid[vf] != c->vlan) {
+        if (!mac_zero(dp->fdb_mac[vf])) {
+            vsw_fdb_del(dp->sw, dp->fdb_mac[vf], dp->fdb_vid[vf], NULL);
+        }
+        memset(dp->fdb_mac[vf], 0, 6);
+        rc = vsw_fdb_add(dp->sw, mac, c->vlan, VSW_PORT_VF(vf), NULL);
+        if (rc) {
+            return rc;
+        }
+        memcpy(dp->fdb_mac[vf], mac, 6);
+        dp->fdb_vid[vf] = c->vlan;
+    }
+    return 0;
+}
+
+static int apply_ports(struct vfw_dp *dp)
+{
+    vsw_port_cfg pc;
+    int rc;
+
+    vsw_port_cfg_default(&pc);
+    pc.learn = true;
+    pc.link_up = dp->uplink_up;
+    rc = vsw_port_set(dp->sw, VSW_PORT_UPLINK, &pc, NULL);
+    if (rc) {
+        return rc;
+    }
+    vsw_port_cfg_default(&pc);
+    memcpy(pc.mac, dp->pf_mac, 6);
+    pc.link_up = true;
+    rc = vsw_port_set(dp->sw, VSW_PORT_PF, &pc, NULL);
+    if (rc) {
+        return rc;
+    }
+    for (unsigned vf = 0; vf < dp->total_vfs; vf++) {
+        rc = apply_vf(dp, vf);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static void cfg_default(struct vfw_dp_vf_cfg *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->spoofchk = true;
+    c->link_state = LINK_STATE_AUTO;
+}
+
+struct vfw_dp *vfw_dp_create(const struct vfw_dp_ops *ops, void *ctx,
+                             const uint8_t pf_mac[6], unsigned total_vfs)
+{
+    struct vfw_dp *dp;
+
+    if (!ops || !pf_mac || total_vfs > VFW_DP_MAX_VFS) {
+        return NULL;
+    }
+    dp = calloc(1, sizeof(*dp));
+    if (!dp) {
+        return NULL;
+    }
+    dp->ops = ops;
+    dp->ctx = ctx;
+    dp->total_vfs = total_vfs;
+    memcpy(dp->pf_mac, pf_mac, 6);
+    dp->sw = vsw_create(&(vsw_config){ .num_vfs = total_vfs });
+    if (!dp->sw) {
+        free(dp);
+        return NULL;
+    }
+    for (unsigned vf = 0; vf < VFW_DP_MAX_VFS; vf++) {
+        cfg_default(&dp->cfg[vf]);
+    }
+    if (vsw_fdb_add(dp->sw, pf_mac, 0, VSW_PORT_PF, NULL) ||
+        apply_ports(dp)) {
+        vfw_dp_destroy(dp);
+        return NULL;
+    }
+    return dp;
+}
+
+void vfw_dp_destroy(struct vfw_dp *dp)
+{
+    if (!dp) {
+        return;
+    }
+    vsw_destroy(dp->sw);
+    free(dp);
+}
+
+int vfw_dp_set_vf(struct vfw_dp *dp, unsigned vf,
+                  const struct vfw_dp_vf_cfg *cfg)
+{
+    struct vfw_dp_vf_cfg old;
+    struct dp_fn *f;
+    int rc;
+
+    if (!dp || !cfg || vf >= dp->total_vfs) {
+        return -EINVAL;
+    }
+    if ((cfg->mac[0] & 1) || cfg->vlan > 4095 || cfg->qos > 7 ||
+        cfg->link_state > LINK_STATE_DISABLE) {
+        return -EINVAL;
+    }
+    old = dp->cfg[vf];
+    dp->cfg[vf] = *cfg;
+    rc = apply_vf(dp, vf);
+    if (rc) {
+        dp->cfg[vf] = old;
+        apply_vf(dp, vf);
+        return rc;
+    }
+    f = &dp->fn[VFW_DP_FN_VF(vf)];
+    if (old.max_mbps != cfg->max_mbps) {
+        f->tokens = 0;
+        f->last_ns = now(dp);
+    }
+    link_update(dp, VFW_DP_FN_VF(vf));
+    return 0;
+}
+
+int vfw_dp_get_vf(const struct vfw_dp *dp, unsigned vf,
+                  struct vfw_dp_vf_cfg *cfg)
+{
+    if (!dp || !cfg || vf >= dp->total_vfs) {
+        return -EINVAL;
+    }
+    *cfg = dp->cfg[vf];
+    return 0;
+}
+
+void vfw_dp_set_uplink(struct vfw_dp *dp, bool up)
+{
+    vsw_port_cfg pc;
+
+    if (!dp || dp->uplink_up == up) {
+        return;
+    }
+    dp->uplink_up = up;
+    if (!vsw_port_get(dp->sw, VSW_PORT_UPLINK, &pc)) {
+        pc.link_up = up;
+        vsw_port_set(dp->sw, VSW_PORT_UPLINK, &pc, NULL);
+    }
+    for (unsigned vf = 0; vf < dp->total_vfs; vf++) {
+        if (dp->cfg[vf].link_state == LINK_STATE_AUTO) {
+            apply_vf(dp, vf);
+        }
+    }
+    for (unsigned fn = 0; fn < fn_count(dp); fn++) {
+        link_update(dp, fn);
+    }
+}
+
+/* --- rings --------------------------------------------------------------- */
+
+static uint16_t le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+
+    for (int i = 7; i >= 0; i--) {
+        v = v << 8 | p[i];
+    }
+    return v;
+}
+
+static bool ring_on(const struct dp_ring *r)
+{
+    return (r->ctrl & VFW_RING_CTRL_ENABLE) &&
+           !(r->status & VFW_RING_STS_ERR);
+}
+
+/* Fetch descriptor `idx`; a failed fetch stops the ring (its memory is gone). */
+static bool fetch(struct vfw_dp *dp, unsigned fn, struct dp_ring *r,
+                  uint32_t idx, uint8_t raw[VFW_DESC_SIZE])
+{
+    if (dp->ops->dma_read(dp->ctx, fn, r->base + (uint64_t)idx * VFW_DESC_SIZE,
+                          raw, VFW_DESC_SIZE)) {
+        r->status |= VFW_RING_STS_ERR;
+        return false;
+    }
+    return true;
+}
+
+static void rx_frame(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
+                     size_t len)
+{
+    struct dp_fn *f = &dp->fn[fn];
+    struct dp_ring *r = &f->rx;
+    uint8_t raw[VFW_DESC_SIZE];
+    uint64_t addr;
+    uint16_t buf_len;
+
+    if (!ring_on(r) || r->head == r->tail) {
+        f->stat[VFW_STAT_RX_NO_BUF]++;
+        return;
+    }
+    if (!fetch(dp, fn, r, r->head, raw)) {
+        f->stat[VFW_STAT_RX_NO_BUF]++;
+        return;
+    }
+    addr = le64(raw);
+    buf_len = le16(raw + 8);
+    memset(raw + 8, 0, 8);
+    raw[10] = VFW_RXD_STS_DD;
+    if (len > buf_len || dp->ops->dma_write(dp->ctx, fn, addr, frame, len)) {
+        raw[11] = VFW_RXD_ERR_BUF;
+        f->stat[VFW_STAT_RX_DESC_ERR]++;
+    } else {
+        raw[8] = (uint8_t)len;
+        raw[9] = (uint8_t)(len >> 8);
+        raw[10] |= VFW_RXD_STS_EOP;
+        f->stat[VFW_STAT_RX_PKTS]++;
+        f->stat[VFW_STAT_RX_BYTES] += len;
+    }
+    if (dp->ops->dma_write(dp->ctx, fn, r->base + (uint64_t)r->head *
+                           VFW_DESC_SIZE + 8, raw + 8, 8)) {
+        r->status |= VFW_RING_STS_ERR;
+        return;
+    }
+    r->head = (r->head + 1) & (r->len - 1);
+    fire(dp, fn, r->ctrl, &r->irq_pending);
+}
+
+static void deliver(struct vfw_dp *dp, unsigned port, const uint8_t *frame,
+                    size_t len)
+{
+    if (port == VSW_PORT_UPLINK) {
+        if (dp->uplink_up && dp->ops->uplink_tx) {
+            dp->ops->uplink_tx(dp->ctx, frame, len);
+        }
+    } else if (port == VSW_PORT_PF) {
+        rx_frame(dp, VFW_DP_FN_PF, frame, len);
+    } else if (port - 2 < dp->total_vfs) {
+        rx_frame(dp, VFW_DP_FN_VF(port - 2), frame, len);
+    }
+}
+
+/* Run a frame through the switch from `in_port`; returns the drop reason. */
+static unsigned switch_frame(struct vfw_dp *dp, unsigned in_port,
+                             const uint8_t *frame, size_t len)
+{
+    vsw_decision d;
+
+    if (!vsw_process(dp->sw, in_port, frame, len, now(dp), &d)) {
+        return d.drop ? d.drop : VSW_DROP_NO_DEST;
+    }
+    for (unsigned w = 0; w < 3; w++) {
+        uint64_t bits = d.egress.w[w];
+
+        while (bits) {
+            unsigned p = w * 64 + (unsigned)__builtin_ctzll(bits);
+            size_t n;
+
+            bits &= bits - 1;
+            n = vsw_egress_frame(dp->sw, &d, p, frame, len, dp->out,
+                                 sizeof(dp->out));
+            if (n) {
+                deliver(dp, p, dp->out, n);
+            }
+        }
+    }
+    return VSW_DROP_NONE;
+}
+
+static void count_drop(struct dp_fn *f, unsigned reason)
+{
+    switch (reason) {
+    case VSW_DROP_SPOOF:
+        f->stat[VFW_STAT_TX_DROP_SPOOF]++;
+        break;
+    case VSW_DROP_VLAN:
+        f->stat[VFW_STAT_TX_DROP_VLAN]++;
+        break;
+    case VSW_DROP_LINK_DOWN:
+        f->stat[VFW_STAT_TX_DROP_LINK]++;
+        break;
+    case VSW_DROP_METER:
+        f->stat[VFW_STAT_TX_DROP_METER]++;
+        break;
+    case VSW_DROP_ACL:
+        f->stat[VFW_STAT_TX_DROP_ACL]++;
+        break;
+    default:
+        f->stat[VFW_STAT_TX_DROP_OTHER]++;
+        break;
+    }
+}
+
+/* May function `fn` send `len` bytes now? If not, arm the timer. */
+static bool shaper_ok(struct vfw_dp *dp, unsigned fn, size_t len)
+{
+    struct dp_fn *f = &dp->fn[fn];
+    uint32_t mbps = fn ? dp->cfg[fn - 1].max_mbps : 0;
+    uint64_t rate, t, el;
+    int64_t burst;
+
+    if (!mbps) {
+        return true;
+    }
+    rate = (uint64_t)mbps * 125000u;            /* bytes per second */
+    burst = (int64_t)(rate / 200);              /* 5 ms */
+    if (burst < 2 * (VFW_FRAME_MAX + 4)) {
+        burst = 2 * (VFW_FRAME_MAX + 4);
+    }
+    t = now(dp);
+    el = t > f->last_ns ? t - f->last_ns : 0;
+    if (el > 1000000000u) {
+        el = 1000000000u;
+    }
+    f->tokens += (int64_t)(el * rate / 1000000000u);
+    if (f->tokens > burst) {
+        f->tokens = burst;
+    }
+    f->last_ns = t;
+    if (f->tokens >= (int64_t)len) {
+        f->tokens -= (int64_t)len;
+        return true;
+    }
+    if (dp->ops->timer) {
+        uint64_t need = (uint64_t)((int64_t)len - f->tokens);
+
+        dp->ops->timer(dp->ctx, fn, t + need * 1000000000u / rate + 1);
+        f->timer_armed = true;
+    }
+    return false;
+}
+
+static void tx_kick(struct vfw_dp *dp, unsigned fn)
+{
+    struct dp_fn *f = &dp->fn[fn];
+    struct dp_ring *r = &f->tx;
+    unsigned budget, done = 0;
+    unsigned in_port = fn ? VSW_PORT_VF(fn - 1) : VSW_PORT_PF;
+
+    if (!ring_on(r)) {
+        return;
+    }
+    budget = r->len;
+    while (r->head != r->tail && budget) {
+        uint32_t mask = r->len - 1;
+        uint32_t avail = (r->tail - r->head) & mask;
+        uint8_t raw[VFW_TX_MAX_FRAGS][VFW_DESC_SIZE];
+        unsigned n = 0;
+        bool eop = false, bad = false;
+        size_t total = 0;
+        uint8_t status = VFW_TXD_STS_DD;
+
+        while (n < avail && n < VFW_TX_MAX_FRAGS) {
+            uint16_t l;
+
+            if (!fetch(dp, fn, r, (r->head + n) & mask, raw[n])) {
+                goto out;
+            }
+            l = le16(raw[n] + 8);
+            n++;
+            if (l == 0 || l > VFW_FRAME_MAX || total + l > VFW_FRAME_MAX) {
+                bad = true;
+            } else {
+                total += l;
+            }
+            if (raw[n - 1][10] & VFW_TXD_EOP) {
+                eop = true;
+                break;
+            }
+        }
+        if (!eop) {
+            if (n < VFW_TX_MAX_FRAGS) {
+                break;          /* the rest of the frame is not posted yet */
+            }
+            bad = true;         /* no EOP within VFW_TX_MAX_FRAGS */
+        }
+        if (!bad && total < VFW_FRAME_MIN) {
+            bad = true;
+        }
+        if (!bad && !shaper_ok(dp, fn, total)) {
+            break;              /* stays on the ring; the timer resumes */
+        }
+        if (!bad) {
+            size_t off = 0;
+
+            for (unsigned i = 0; i < n && !bad; i++) {
+                uint16_t l = le16(raw[i] + 8);
+
+                if (dp->ops->dma_read(dp->ctx, fn, le64(raw[i]),
+                                      dp->buf + off, l)) {
+                    bad = true;
+                }
+                off += l;
+            }
+        }
+        if (!bad && (raw[0][10] & VFW_TXD_VLAN)) {
+            uint16_t tci = le16(raw[0] + 12);
+
+            memmove(dp->buf + 16, dp->buf + 12, total - 12);
+            dp->buf[12] = 0x81;
+            dp->buf[13] = 0x00;
+            dp->buf[14] = (uint8_t)(tci >> 8);
+            dp->buf[15] = (uint8_t)tci;
+            total += 4;
+        }
+        if (bad) {
+            status |= VFW_TXD_STS_ERR;
+            f->stat[VFW_STAT_TX_DESC_ERR]++;
+        } else {
+            unsigned why;
+
+            f->stat[VFW_STAT_TX_PKTS]++;
+            f->stat[VFW_STAT_TX_BYTES] += total;
+            why = switch_frame(dp, in_port, dp->buf, total);
+            if (why != VSW_DROP_NONE) {
+                status |= VFW_TXD_STS_DROP;
+                count_drop(f, why);
+            }
+        }
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t a = r->base + (uint64_t)((r->head + i) & mask) *
+                         VFW_DESC_SIZE + 11;
+
+            if (dp->ops->dma_write(dp->ctx, fn, a, &status, 1)) {
+                r->status |= VFW_RING_STS_ERR;
+                goto out;
+            }
+        }
+        r->head = (r->head + n) & mask;
+        budget = budget > n ? budget - n : 0;
+        done += n;
+    }
+out:
+    if (done) {
+        fire(dp, fn, r->ctrl, &r->irq_pending);
+    }
+}
+
+void vfw_dp_timer(struct vfw_dp *dp, unsigned fn)
+{
+    if (!dp || fn >= fn_count(dp)) {
+        return;
+    }
+    dp->fn[fn].timer_armed = false;
+    tx_kick(dp, fn);
+}
+
+void vfw_dp_uplink_rx(struct vfw_dp *dp, const uint8_t *frame, size_t len)
+{
+    if (!dp || !frame || len < VFW_FRAME_MIN || len > VFW_FRAME_MAX + 4) {
+        return;
+    }
+    switch_frame(dp, VSW_PORT_UPLINK, frame, len);
+}
+
+/* --- registers ----------------------------------------------------------- */
+
+bool vfw_dp_owns(uint64_t addr)
+{
+    return addr >= VFW_REGWIN_RING && addr < VFW_REGWIN_RING + 0x100;
+}
+
+static struct dp_ring *ring_at(struct dp_fn *f, uint64_t addr, unsigned *reg)
+{
+    if (addr >= VFW_REG_TXQ0 && addr < VFW_REG_TXQ0 + 0x20) {
+        *reg = (unsigned)(addr - VFW_REG_TXQ0);
+        return &f->tx;
+    }
+    if (addr >= VFW_REG_RXQ0 && addr < VFW_REG_RXQ0 + 0x20) {
+        *reg = (unsigned)(addr - VFW_REG_RXQ0);
+        return &f->rx;
+    }
+    return NULL;
+}
+
+static bool reg_ok(const struct vfw_dp *dp, unsigned fn, uint64_t addr,
+                   unsigned size)
+{
+    return dp && fn < fn_count(dp) && size == 4 && (addr & 3) == 0 &&
+           vfw_dp_owns(addr);
+}
+
+bool vfw_dp_read(struct vfw_dp *dp, unsigned fn, uint64_t addr,
+                 unsigned size, uint32_t *val)
+{
+    struct dp_fn *f;
+    struct dp_ring *r;
+    unsigned reg;
+    uint8_t mac[6];
+
+    *val = 0;
+    if (!reg_ok(dp, fn, addr, size)) {
+        return false;
+    }
+    f = &dp->fn[fn];
+    r = ring_at(f, addr, &reg);
+    if (r) {
+        switch (reg) {
+        case VFW_RING_BASE_LO: *val = (uint32_t)r->base; break;
+        case VFW_RING_BASE_HI: *val = (uint32_t)(r->base >> 32); break;
+        case VFW_RING_LEN: *val = r->len; break;
+        case VFW_RING_HEAD: *val = r->head; break;
+        case VFW_RING_TAIL: *val = r->tail; break;
+        case VFW_RING_CTRL: *val = r->ctrl; break;
+        case VFW_RING_STATUS: *val = r->status; break;
+        default: break;
+        }
+        return true;
+    }
+    if (fn == VFW_DP_FN_PF) {
+        memcpy(mac, dp->pf_mac, 6);
+    } else {
+        vfw_dp_vf_mac(dp, fn - 1, mac);
+    }
+    if (addr == VFW_REG_LINK_STATUS) {
+        *val = fn_link(dp, fn) ? VFW_LINK_UP : 0;
+    } else if (addr == VFW_REG_LINK_CTRL) {
+        *val = f->link_ctrl;
+    } else if (addr == VFW_REG_DP_MAC_LO) {
+        *val = (uint32_t)mac[0] | (uint32_t)mac[1] << 8 |
+               (uint32_t)mac[2] << 16 | (uint32_t)mac[3] << 24;
+    } else if (addr == VFW_REG_DP_MAC_HI) {
+        *val = (uint32_t)mac[4] | (uint32_t)mac[5] << 8;
+    } else if (addr == VFW_REG_DP_MTU) {
+        *val = VFW_FRAME_MAX;
+    } else if (addr >= VFW_REG_STAT_BASE &&
+               addr < VFW_REG_STAT(VFW_STAT_COUNT)) {
+        *val = (uint32_t)f->stat[(addr - VFW_REG_STAT_BASE) / 4];
+    }
+    return true;
+}
+
+static bool ring_enable(struct dp_ring *r)
+{
+    if ((r->base & (VFW_DESC_SIZE - 1)) || r->len < VFW_RING_MIN_ENTRIES ||
+        r->len > VFW_RING_MAX_ENTRIES || (r->len & (r->len - 1)) ||
+        r->base + (uint64_t)r->len * VFW_DESC_SIZE < r->base) {
+        return false;
+    }
+    return true;
+}
+
+static void ring_write(struct vfw_dp *dp, unsigned fn, struct dp_ring *r,
+                       unsigned reg, uint32_t v)
+{
+    bool on = r->ctrl & VFW_RING_CTRL_ENABLE;
+
+    switch (reg) {
+    case VFW_RING_BASE_LO:
+        if (!on) {
+            r->base = (r->base & ~0xffffffffull) | v;
+        }
+        break;
+    case VFW_RING_BASE_HI:
+        if (!on) {
+            r->base = (r->base & 0xffffffffull) | (uint64_t)v << 32;
+        }
+        break;
+    case VFW_RING_LEN:
+        if (!on) {
+            r->len = v;
+        }
+        break;
+    case VFW_RING_TAIL:
+        if (on && v < r->len) {
+            r->tail = v;
+            if (r == &dp->fn[fn].tx) {
+                tx_kick(dp, fn);
+            }
+        }
+        break;
+    case VFW_RING_CTRL:
+        v &= CTRL_MASK;
+        if ((v & VFW_RING_CTRL_ENABLE) && !on) {
+            r->head = r->tail = 0;
+            r->irq_pending = false;
+            if (ring_enable(r)) {
+                r->status = VFW_RING_STS_ENABLED;
+            } else {
+                r->status = VFW_RING_STS_ERR;
+                v &= ~VFW_RING_CTRL_ENABLE;
+            }
+        } else if (!(v & VFW_RING_CTRL_ENABLE) && on) {
+            r->status = 0;
+            r->head = r->tail = 0;
+            r->irq_pending = false;
+        }
+        r->ctrl = v;
+        if ((v & VFW_RING_CTRL_IRQ_EN) && r->irq_pending) {
+            fire(dp, fn, r->ctrl, &r->irq_pending);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+bool vfw_dp_write(struct vfw_dp *dp, unsigned fn, uint64_t addr,
+                  uint64_t val, unsigned size)
+{
+    struct dp_fn *f;
+    struct dp_ring *r;
+    unsigned reg;
+
+    if (!reg_ok(dp, fn, addr, size)) {
+        return false;
+    }
+    f = &dp->fn[fn];
+    r = ring_at(f, addr, &reg);
+    if (r) {
+        ring_write(dp, fn, r, reg, (uint32_t)val);
+    } else if (addr == VFW_REG_LINK_CTRL) {
+        f->link_ctrl = (uint32_t)val & (VFW_RING_CTRL_IRQ_EN |
+                       (VFW_RING_CTRL_VEC_MASK << VFW_RING_CTRL_VEC_SHIFT));
+        if ((f->link_ctrl & VFW_RING_CTRL_IRQ_EN) && f->link_pending) {
+            fire(dp, fn, f->link_ctrl, &f->link_pending);
+        }
+    }
+    return true;
+}
+
+void vfw_dp_reset_fn(struct vfw_dp *dp, unsigned fn)
+{
+    struct dp_fn *f;
+
+    if (!dp || fn >= fn_count(dp)) {
+        return;
+    }
+    f = &dp->fn[fn];
+    memset(f, 0, sizeof(*f));
+    f->link = fn_link(dp, fn);
+}
+
+void vfw_dp_reset(struct vfw_dp *dp)
+{
+    if (!dp) {
+        return;
+    }
+    for (unsigned vf = 0; vf < dp->total_vfs; vf++) {
+        cfg_default(&dp->cfg[vf]);
+        apply_vf(dp, vf);
+    }
+    for (unsigned fn = 0; fn < fn_count(dp); fn++) {
+        vfw_dp_reset_fn(dp, fn);
+    }
+}
+
+uint64_t vfw_dp_stat(const struct vfw_dp *dp, unsigned fn, unsigned stat)
+{
+    if (!dp || fn >= fn_count(dp) || stat >= VFW_STAT_COUNT) {
+        return 0;
+    }
+    return dp->fn[fn].stat[stat];
+}

@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_dataplane.c - rings + embedded switch (adapter/src/dataplane.c) with a
+ * fake guest memory, fake MSI-X and a fake uplink.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vfw_dataplane.h"
+
+static int passed, failed;
+#define CHECK(c) do { if (c) { passed++; } else { failed++; \
+    fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
+
+#define MEM_SIZE (1u << 22)
+#define MEM_BASE 0x100000ull
+static uint8_t mem[MEM_SIZE];
+static uint64_t clock_ns;
+static unsigned irqs[VFW_DP_NUM_FN][8];
+static unsigned uplink_frames;
+static uint8_t uplink_last[VFW_FRAME_MAX + 8];
+static size_t uplink_last_len;
+static uint64_t timer_at[VFW_DP_NUM_FN];
+
+static int t_read(void *ctx, unsigned fn, uint64_t a, void *b, size_t l)
+{
+    (void)ctx; (void)fn;
+    if (a < MEM_BASE || a - MEM_BASE > MEM_SIZE || l > MEM_SIZE - (a - MEM_BASE)) {
+        return -1;
+    }
+    memcpy(b, mem + (a - MEM_BASE), l);
+    return 0;
+}
+
+static int t_write(void *ctx, unsigned fn, uint64_t a, const void *b, size_t l)
+{
+    (void)ctx; (void)fn;
+    if (a < MEM_BASE || a - MEM_BASE > MEM_SIZE || l > MEM_SIZE - (a - MEM_BASE)) {
+        return -1;
+    }
+    memcpy(mem + (a - MEM_BASE), b, l);
+    return 0;
+}
+
+static void t_irq(void *ctx, unsigned fn, unsigned v)
+{
+    (void)ctx;
+    if (fn < VFW_DP_NUM_FN && v < 8) {
+        irqs[fn][v]++;
+    }
+}
+
+static void t_uplink(void *ctx, const uint8_t *f, size_t l)
+{
+    (void)ctx;
+    uplink_frames++;
+    if (l <= sizeof(uplink_last)) {
+        memcpy(uplink_last, f, l);
+        uplink_last_len = l;
+    }
+}
+
+static uint64_t t_now(void *ctx)
+{
+    (void)ctx;
+    return clock_ns;
+}
+
+static void t_timer(void *ctx, unsigned fn, uint64_t when)
+{
+    (void)ctx;
+    if (fn < VFW_DP_NUM_FN) {
+        timer_at[fn] = when;
+    }
+}
+
+static const struct vfw_dp_ops ops = {
+    .dma_read = t_read, .dma_write = t_write, .irq = t_irq,
+    .uplink_tx = t_uplink, .now_ns = t_now, .timer = t_timer,
+};
+
+static const uint8_t pf_mac[6] = { 0x02, 0, 0, 0, 7, 0 };
+
+/* Layout per function fn: TX ring at R(fn), RX ring at R(fn)+0x1000 (256
+ * entries each), TX buffers at B(fn), RX buffers at B(fn)+0x8000 (2 KiB). */
+#define RING_N 16
+static uint64_t R(unsigned fn) { return MEM_BASE + 0x10000ull * fn; }
+static uint64_t B(unsigned fn) { return MEM_BASE + 0x200000ull + 0x10000ull * fn; }
+
+static uint32_t rd(struct vfw_dp *dp, unsigned fn, uint32_t reg)
+{
+    uint32_t v = 0xdeadbeef;
+
+    vfw_dp_read(dp, fn, reg, 4, &v);
+    return v;
+}
+
+static void wr(struct vfw_dp *dp, unsigned fn, uint32_t reg, uint32_t v)
+{
+    vfw_dp_write(dp, fn, reg, v, 4);
+}
+
+static uint8_t *at(uint64_t a) { return mem + (a - MEM_BASE); }
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+static void rings_up(struct vfw_dp *dp, unsigned fn)
+{
+    wr(dp, fn, VFW_REG_TXQ0 + VFW_RING_BASE_LO, (uint32_t)R(fn));
+    wr(dp, fn, VFW_REG_TXQ0 + VFW_RING_BASE_HI, 0);
+    wr(dp, fn, VFW_REG_TXQ0 + VFW_RING_LEN, RING_N);
+    wr(dp, fn, VFW_REG_TXQ0 + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE |
+       VFW_RING_CTRL_IRQ_EN | 2u << VFW_RING_CTRL_VEC_SHIFT);
+    wr(dp, fn, VFW_REG_RXQ0 + VFW_RING_BASE_LO, (uint32_t)(R(fn) + 0x1000));
+    wr(dp, fn, VFW_REG_RXQ0 + VFW_RING_LEN, RING_N);
+    wr(dp, fn, VFW_REG_RXQ0 + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE |
+       VFW_RING_CTRL_IRQ_EN | 1u << VFW_RING_CTRL_VEC_SHIFT);
+    /* post RING_N - 1 RX buffers */
+    for (unsigned i = 0; i < RING_N; i++) {
+        uint8_t *d = at(R(fn) + 0x1000 + 16 * i);
+
+        memset(d, 0, 16);
+        put64(d, B(fn) + 0x8000 + 2048 * i);
+        put16(d + 8, 2048);
+    }
+    wr(dp, fn, VFW_REG_RXQ0 + VFW_RING_TAIL, RING_N - 1);
+}
+
+static unsigned tx_tail[VFW_DP_NUM_FN];
+
+/* Post one frame (one descriptor) on fn's TX ring and ring the doorbell. */
+static unsigned tx_post(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
+                        uint16_t len, uint8_t flags, uint16_t vlan, bool kick)
+{
+    unsigned i = tx_tail[fn];
+    uint8_t *d = at(R(fn) + 16 * i);
+
+    memcpy(at(B(fn) + 2048 * i), frame, len);
+    memset(d, 0, 16);
+    put64(d, B(fn) + 2048 * i);
+    put16(d + 8, len);
+    d[10] = (uint8_t)(VFW_TXD_EOP | flags);
+    put16(d + 12, vlan);
+    tx_tail[fn] = (i + 1) % RING_N;
+    if (kick) {
+        wr(dp, fn, VFW_REG_TXQ0 + VFW_RING_TAIL, tx_tail[fn]);
+    }
+    return i;
+}
+
+static uint8_t tx_status(unsigned fn, unsigned i) { return at(R(fn) + 16 * i)[11]; }
+
+static void frame_make(uint8_t *f, const uint8_t dst[6], const uint8_t src[6],
+                       size_t len, uint8_t fill)
+{
+    memcpy(f, dst, 6);
+    memcpy(f + 6, src, 6);
+    f[12] = 0x88;               /* local experimental ethertype */
+    f[13] = 0xb5;
+    memset(f + 14, fill, len - 14);
+}
+
+static void vmac(struct vfw_dp *dp, unsigned vf, uint8_t m[6])
+{
+    vfw_dp_vf_mac(dp, vf, m);
+}
+
+static struct vfw_dp *fresh(void)
+{
+    struct vfw_dp *dp = vfw_dp_create(&ops, NULL, pf_mac, 4);
+
+    memset(mem, 0, sizeof(mem));
+    memset(irqs, 0, sizeof(irqs));
+    memset(tx_tail, 0, sizeof(tx_tail));
+    memset(timer_at, 0, sizeof(timer_at));
+    uplink_frames = 0;
+    clock_ns = 1000;
+    if (dp) {
+        vfw_dp_set_uplink(dp, true);
+        for (unsigned fn = 0; fn < 5; fn++) {
+            rings_up(dp, fn);
+        }
+    }
+    return dp;
+}
+
+static void test_regs(void)
+{
+    struct vfw_dp *dp = vfw_dp_create(&ops, NULL, pf_mac, 4);
+    uint8_t m[6];
+    uint32_t v;
+
+    CHECK(dp != NULL);
+    CHECK(vfw_dp_create(&ops, NULL, pf_mac, 129) == NULL);
+    CHECK(!vfw_dp_link_up(dp, 1));
+    vfw_dp_set_uplink(dp, true);
+    CHECK(rd(dp, 1, VFW_REG_LINK_STATUS) == VFW_LINK_UP);
+    vmac(dp, 3, m);
+    CHECK(m[0] == 2 && m[3] == 7 && m[4] == 3 && m[5] == 1);
+    CHECK(rd(dp, 4, VFW_REG_DP_MAC_LO) == (0x02u | 7u << 24));
+    CHECK(rd(dp, 4, VFW_REG_DP_MAC_HI) == (3u | 1u << 8));
+    CHECK(!vfw_dp_read(dp, 5, VFW_REG_LINK_STATUS, 4, &v));   /* no VF 4 */
+    CHECK(!vfw_dp_read(dp, 1, VFW_REG_LINK_STATUS, 2, &v));
+    CHECK(!vfw_dp_read(dp, 1, 0x0900, 4, &v));
+    /* ring validation */
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_BASE_LO, 0x1008);       /* unaligned */
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_LEN, 64);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_STATUS) == VFW_RING_STS_ERR);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_CTRL) == 0);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_BASE_LO, 0x1000);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_LEN, 100);               /* not 2^n */
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_STATUS) == VFW_RING_STS_ERR);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_LEN, 8192);              /* too big */
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_STATUS) == VFW_RING_STS_ERR);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_BASE_HI, 0xffffffffu);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_BASE_LO, 0xffffff00u);   /* wraps */
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_LEN, 4096);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_STATUS) == VFW_RING_STS_ERR);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_BASE_HI, 0);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_BASE_LO, 0x1000);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_STATUS) == VFW_RING_STS_ENABLED);
+    /* base/len frozen while enabled; tail bounded */
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_LEN, 8);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_LEN) == 4096);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_TAIL, 4096);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_TAIL) == 0);
+    /* a descriptor fetch outside memory stops the ring (no crash) */
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_TAIL, 5);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_STATUS) & VFW_RING_STS_ERR);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_HEAD) == 0);
+    vfw_dp_reset_fn(dp, 1);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_STATUS) == 0);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_LEN) == 0);
+    vfw_dp_destroy(dp);
+}
+
+static void test_vf_to_vf(void)
+{
+    struct vfw_dp *dp = fresh();
+    uint8_t a[6], b[6], f[1514];
+    unsigned i;
+
+    vmac(dp, 0, a);
+    vmac(dp, 1, b);
+    frame_make(f, b, a, sizeof(f), 0x5a);
+    i = tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(tx_status(1, i) == VFW_TXD_STS_DD);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_HEAD) == 1);
+    CHECK(irqs[1][2] == 1);                         /* TX vector of VF0 */
+    CHECK(rd(dp, 2, VFW_REG_RXQ0 + VFW_RING_HEAD) == 1);
+    CHECK(irqs[2][1] == 1);                         /* RX vector of VF1 */
+    {
+        uint8_t *d = at(R(2) + 0x1000);
+
+        CHECK(d[10] == (VFW_RXD_STS_DD | VFW_RXD_STS_EOP));
+        CHECK((d[8] | d[9] << 8) == sizeof(f));
+        CHECK(!memcmp(at(B(2) + 0x8000), f, sizeof(f)));
+    }
+    CHECK(uplink_frames == 0);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_PKTS) == 1);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 1);
+    CHECK(rd(dp, 2, VFW_REG_STAT(VFW_STAT_RX_BYTES)) == sizeof(f));
+    /* unknown unicast leaves on the uplink */
+    f[0] = 0x02; f[5] = 0x77;
+    tx_post(dp, 1, f, 60, 0, 0, true);
+    CHECK(uplink_frames == 1 && uplink_last_len == 60);
+    /* broadcast: uplink, PF and the other VFs */
+    memset(f, 0xff, 6);
+    tx_post(dp, 1, f, 60, 0, 0, true);
+    CHECK(uplink_frames == 2);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 2);
+    CHECK(vfw_dp_stat(dp, 4, VFW_STAT_RX_PKTS) == 1);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == 1);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_RX_PKTS) == 0);   /* not back */
+    /* from the uplink to VF1 */
+    frame_make(f, b, (const uint8_t[6]){ 2, 0, 0, 9, 9, 9 }, 100, 1);
+    vfw_dp_uplink_rx(dp, f, 100);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 3);
+    /* learned: VF1 answers the remote MAC, only the uplink gets it */
+    frame_make(f, (const uint8_t[6]){ 2, 0, 0, 9, 9, 9 }, b, 100, 2);
+    tx_post(dp, 2, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 3);
+    vfw_dp_uplink_rx(dp, f, 5);                     /* runt: ignored */
+    vfw_dp_uplink_rx(dp, f, 20000);                 /* too big: ignored */
+    vfw_dp_destroy(dp);
+}
+
+static void test_bad_descriptors(void)
+{
+    struct vfw_dp *dp = fresh();
+    uint8_t a[6], b[6], f[200];
+    unsigned i;
+
+    vmac(dp, 0, a);
+    vmac(dp, 1, b);
+    frame_make(f, b, a, sizeof(f), 3);
+    /* zero length */
+    i = tx_post(dp, 1, f, 0, 0, 0, true);
+    CHECK(tx_status(1, i) == (VFW_TXD_STS_DD | VFW_TXD_STS_ERR));
+    /* length over the maximum */
+    i = tx_post(dp, 1, f, 100, 0, 0, false);
+    put16(at(R(1) + 16 * i) + 8, VFW_FRAME_MAX + 1);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_TAIL, tx_tail[1]);
+    CHECK(tx_status(1, i) == (VFW_TXD_STS_DD | VFW_TXD_STS_ERR));
+    /* address outside guest memory */
+    i = tx_post(dp, 1, f, 100, 0, 0, false);
+    put64(at(R(1) + 16 * i), 0xfff0000000ull);
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_TAIL, tx_tail[1]);
+    CHECK(tx_status(1, i) == (VFW_TXD_STS_DD | VFW_TXD_STS_ERR));
+    /* runt */
+    i = tx_post(dp, 1, f, 10, 0, 0, true);
+    CHECK(tx_status(1, i) == (VFW_TXD_STS_DD | VFW_TXD_STS_ERR));
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DESC_ERR) == 4);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 0);
+    /* the ring still works: next good frame arrives */
+    i = tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(tx_status(1, i) == VFW_TXD_STS_DD);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 1);
+    /* no EOP: waits while fewer than VFW_TX_MAX_FRAGS are posted */
+    for (unsigned k = 0; k < 5; k++) {
+        i = tx_post(dp, 1, f, 50, 0, 0, false);
+        at(R(1) + 16 * i)[10] = 0;
+    }
+    wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_TAIL, tx_tail[1]);
+    CHECK(tx_status(1, i) == 0);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_HEAD) == 5);
+    /* ... then a gather of 6 fragments with EOP forms one frame */
+    i = tx_post(dp, 1, f, 50, 0, 0, true);
+    CHECK(tx_status(1, i) == VFW_TXD_STS_DD);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 2);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_BYTES) == 200 + 300);
+    /* RX buffer too small: that descriptor errors, frame dropped */
+    put16(at(R(2) + 0x1000 + 16 * 2) + 8, 64);
+    i = tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(at(R(2) + 0x1000 + 32)[11] == VFW_RXD_ERR_BUF);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_DESC_ERR) == 1);
+    i = tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 3);
+    /* RX ring exhausted: counted, not written */
+    for (unsigned k = 0; k < 20; k++) {
+        tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    }
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_NO_BUF) > 0);
+    CHECK(rd(dp, 2, VFW_REG_RXQ0 + VFW_RING_HEAD) == RING_N - 1);
+    vfw_dp_destroy(dp);
+}
+
+static void test_policy(void)
+{
+    struct vfw_dp *dp = fresh();
+    struct vfw_dp_vf_cfg c;
+    uint8_t a[6], b[6], f[200];
+    unsigned i;
+
+    vmac(dp, 0, a);
+    vmac(dp, 1, b);
+    /* spoofed source MAC: dropped and counted */
+    frame_make(f, b, (const uint8_t[6]){ 2, 0xaa, 0, 0, 0, 1 }, sizeof(f), 4);
+    i = tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(tx_status(1, i) == (VFW_TXD_STS_DD | VFW_TXD_STS_DROP));
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_SPOOF) == 1);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 0);
+    /* spoofchk off: passes (the FDB has b) */
+    vfw_dp_get_vf(dp, 0, &c);
+    c.spoofchk = false;
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 1);
+    /* VLANs: VF0 in 10, VF1 in 20: isolated; VF1 in 10: connected */
+    c.spoofchk = true;
+    c.vlan = 10;
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    vfw_dp_get_vf(dp, 1, &c);
+    c.vlan = 20;
+    CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+    frame_make(f, b, a, sizeof(f), 5);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 1);
+    /* (b is unknown in VLAN 10: the frame leaves on the uplink, tagged) */
+    CHECK(uplink_frames == 1 && uplink_last[15] == 10);
+    c.vlan = 10;
+    CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 2);
+    {   /* delivered untagged to the access port */
+        uint8_t *d = at(R(2) + 0x1000 + 16);
+        CHECK((d[8] | d[9] << 8) == sizeof(f));
+    }
+    /* a VF may not tag its own frames on an access port */
+    i = tx_post(dp, 1, f, sizeof(f), VFW_TXD_VLAN, 20, true);
+    CHECK(tx_status(1, i) & VFW_TXD_STS_DROP);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_VLAN) == 1);
+    /* unknown unicast from VLAN 10 reaches the uplink tagged */
+    f[5] = 0x99;
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(uplink_frames == 2 && uplink_last_len == sizeof(f) + 4);
+    CHECK(uplink_last[12] == 0x81 && uplink_last[13] == 0 &&
+          uplink_last[15] == 10);
+    /* and tagged 10 from the uplink reaches VF1 untagged */
+    {
+        uint8_t t[204];
+
+        memcpy(t, uplink_last, sizeof(t));
+        memcpy(t, b, 6);
+        t[6 + 5] = 0x42;
+        vfw_dp_uplink_rx(dp, t, sizeof(t));
+        CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 3);
+        t[15] = 20;
+        vfw_dp_uplink_rx(dp, t, sizeof(t));
+        CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 3);
+    }
+    /* link-state disable: link irq, traffic stops both ways */
+    wr(dp, 1, VFW_REG_LINK_CTRL, VFW_RING_CTRL_IRQ_EN | 0u << VFW_RING_CTRL_VEC_SHIFT);
+    CHECK(irqs[1][0] == 1);         /* the link-up while it was masked */
+    irqs[1][0] = 0;
+    vfw_dp_get_vf(dp, 0, &c);
+    c.link_state = 2;
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    CHECK(irqs[1][0] == 1);
+    CHECK(rd(dp, 1, VFW_REG_LINK_STATUS) == 0);
+    f[5] = b[5];
+    i = tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(tx_status(1, i) & VFW_TXD_STS_DROP);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_LINK) == 1);
+    c.link_state = 0;
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    CHECK(irqs[1][0] == 2 && rd(dp, 1, VFW_REG_LINK_STATUS) == 1);
+    /* configured MAC replaces the default in the FDB and spoof check */
+    memcpy(c.mac, (const uint8_t[6]){ 0x02, 0x12, 0x34, 0x56, 0x78, 0x9a }, 6);
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    CHECK(rd(dp, 1, VFW_REG_DP_MAC_LO) == 0x56341202u);
+    i = tx_post(dp, 1, f, sizeof(f), 0, 0, true);       /* old source MAC */
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_SPOOF) == 2);
+    c.mac[0] = 0x01;
+    CHECK(vfw_dp_set_vf(dp, 0, &c) < 0);                /* multicast */
+    c.mac[0] = 0x02;
+    c.vlan = 5000;
+    CHECK(vfw_dp_set_vf(dp, 0, &c) < 0);
+    CHECK(vfw_dp_set_vf(dp, 4, &c) < 0);                /* no VF 4 */
+    vfw_dp_destroy(dp);
+}
+
+static void test_shaping(void)
+{
+    struct vfw_dp *dp = fresh();
+    struct vfw_dp_vf_cfg c;
+    uint8_t a[6], b[6], f[1000];
+    uint64_t end;
+    unsigned sent = 0, guard = 0;
+
+    vmac(dp, 0, a);
+    vmac(dp, 1, b);
+    vfw_dp_get_vf(dp, 0, &c);
+    c.max_mbps = 80;                                /* 10 MB/s */
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    frame_make(f, (const uint8_t[6]){ 2, 0, 0, 9, 9, 9 }, a, sizeof(f), 6);
+    end = clock_ns + 100000000ull;                  /* 100 ms */
+    /* keep the ring full; the driver refills what the device consumed */
+    while (clock_ns < end && guard++ < 1000000) {
+        unsigned head = rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_HEAD);
+
+        while (((tx_tail[1] + 1) % RING_N) != head) {
+            tx_post(dp, 1, f, sizeof(f), 0, 0, false);
+        }
+        wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_TAIL, tx_tail[1]);
+        if (timer_at[1] > clock_ns) {
+            clock_ns = timer_at[1];
+            vfw_dp_timer(dp, 1);
+        } else {
+            clock_ns += 10000;
+        }
+    }
+    sent = uplink_frames;
+    /* 10 MB/s for 100 ms = 1000 frames of 1000 B, + the 5 ms burst */
+    CHECK(sent >= 950 && sent <= 1100);
+    if (sent < 950 || sent > 1100) {
+        fprintf(stderr, "shaped: %u frames in 100 ms\n", sent);
+    }
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DESC_ERR) == 0);
+    vfw_dp_destroy(dp);
+}
+
+/* Random register writes and descriptors: must neither crash nor loop. */
+static void test_chaos(void)
+{
+    struct vfw_dp *dp = fresh();
+    uint32_t s = 12345;
+
+    for (unsigned n = 0; n < 200000; n++) {
+        uint32_t fn, reg, val;
+
+        s = s * 1103515245u + 12345u;
+        fn = (s >> 8) % 7;
+        s = s * 1103515245u + 12345u;
+        reg = VFW_REGWIN_RING + ((s >> 4) & 0xfc);
+        s = s * 1103515245u + 12345u;
+        val = s;
+        if ((val & 3) == 0) {
+            val &= 0x1f;
+        }
+        if (n % 64 == 0) {
+            for (unsigned k = 0; k < 64; k++) {
+                s = s * 1103515245u + 12345u;
+                mem[(s >> 3) % 0x60000] = (uint8_t)(s >> 24);
+            }
+        }
+        vfw_dp_write(dp, fn, reg, val, 4);
+        if (n % 1000 == 0) {
+            uint8_t f[64];
+
+            memset(f, (int)n, sizeof(f));
+            vfw_dp_uplink_rx(dp, f, sizeof(f));
+        }
+    }
+    CHECK(1);
+    vfw_dp_reset(dp);
+    CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_CTRL) == 0);
+    vfw_dp_destroy(dp);
+}
+
+int main(void)
+{
+    test_regs();
+    test_vf_to_vf();
+    test_bad_descriptors();
+    test_policy();
+    test_shaping();
+    test_chaos();
+    printf("dataplane: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,329 @@
+/*
+ * vfwarp: QEMU glue of the Ethernet data path (adapter/src/dataplane.c):
+ * per-function TX/RX rings joined by the embedded switch (vswitch/). The
+ * PF owns the switch; its VFs reach it through the PF state. This file
+ * supplies DMA (pci_dma_* as the requesting function, so the IOMMU and the
+ * function's Bus Master Enable apply), MSI-X, the uplink (the PF's NIC),
+ * a virtual clock and per-function shaping timers.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/timer.h"
+#include "qapi/error.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/pcie_sriov.h"
+#include "hw/pci/msix.h"
+#include "system/dma.h"
+#include "net/net.h"
+
+#include "vfwarp.h"
+#include "vfw_dataplane.h"
+
+/*
+ * VF port configuration comes from the PF admin queue (adapter/src/admin.c,
+ * struct vfw_vf_cfg, `ip link set PF vf N ...`). The data path picks up a
+ * changed config on its next entry and from a 10 ms timer (so a link-state
+ * change reaches an idle VF), and reports the VF's counters back for
+ * GET_VF_STATS. Built only when the admin queue is part of the device.
+ */
+#if defined(__has_include)
+#if __has_include("vfw_admin.h")
+#define VFWARP_DP_ADMIN 1
+#include "vfw_admin.h"
+#endif
+#endif
+#define VFWARP_DP_SYNC_NS (10 * SCALE_MS)
+
+struct vfwarp_dp_timer {
+    struct vfwarp_dp_glue *g;
+    unsigned fn;
+    QEMUTimer *t;
+};
+
+struct vfwarp_dp_glue {
+    VfwarpPFState *s;
+    struct vfw_dp *dp;
+    struct vfwarp_dp_timer timer[VFW_DP_NUM_FN];
+#ifdef VFWARP_DP_ADMIN
+    QEMUTimer *sync_timer;
+    struct vfw_vf_cfg seen[VFW_DP_MAX_VFS];   /* last admin config applied */
+#endif
+};
+
+/* The PCI function behind data-path function `fn`; NULL for a VF that is
+ * not enabled. */
+static PCIDevice *vfwarp_dp_dev(VfwarpPFState *s, unsigned fn)
+{
+    PCIDevice *pf = PCI_DEVICE(s);
+
+    if (fn == VFW_DP_FN_PF) {
+        return pf;
+    }
+    if (fn - 1 >= pcie_sriov_num_vfs(pf)) {
+        return NULL;
+    }
+    return pcie_sriov_get_vf_at_index(pf, fn - 1);
+}
+
+static int vfwarp_dp_dma_read(void *ctx, unsigned fn, uint64_t addr,
+                              void *buf, size_t len)
+{
+    struct vfwarp_dp_glue *g = ctx;
+    PCIDevice *d = vfwarp_dp_dev(g->s, fn);
+
+    return !d || pci_dma_read(d, addr, buf, len) != MEMTX_OK;
+}
+
+static int vfwarp_dp_dma_write(void *ctx, unsigned fn, uint64_t addr,
+                               const void *buf, size_t len)
+{
+    struct vfwarp_dp_glue *g = ctx;
+    PCIDevice *d = vfwarp_dp_dev(g->s, fn);
+
+    return !d || pci_dma_write(d, addr, buf, len) != MEMTX_OK;
+}
+
+static void vfwarp_dp_irq(void *ctx, unsigned fn, unsigned vector)
+{
+    struct vfwarp_dp_glue *g = ctx;
+    PCIDevice *d = vfwarp_dp_dev(g->s, fn);
+
+    if (d && msix_enabled(d) && vector < d->msix_entries_nr) {
+        msix_notify(d, vector);
+    }
+}
+
+static void vfwarp_dp_uplink_tx(void *ctx, const uint8_t *frame, size_t len)
+{
+    struct vfwarp_dp_glue *g = ctx;
+
+    if (g->s->nic) {
+        vfw_func_uplink_tx(&g->s->fn);
+        qemu_send_packet(qemu_get_queue(g->s->nic), frame, len);
+    }
+}
+
+static uint64_t vfwarp_dp_now(void *ctx)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static void vfwarp_dp_timer_req(void *ctx, unsigned fn, uint64_t when)
+{
+    struct vfwarp_dp_glue *g = ctx;
+
+    if (fn < VFW_DP_NUM_FN && g->timer[fn].t) {
+        timer_mod(g->timer[fn].t, (int64_t)MIN(when, (uint64_t)INT64_MAX));
+    }
+}
+
+static void vfwarp_dp_timer_cb(void *opaque)
+{
+    struct vfwarp_dp_timer *t = opaque;
+
+    vfw_dp_timer(t->g->dp, t->fn);
+}
+
+static const struct vfw_dp_ops vfwarp_dp_ops = {
+    .dma_read = vfwarp_dp_dma_read,
+    .dma_write = vfwarp_dp_dma_write,
+    .irq = vfwarp_dp_irq,
+    .uplink_tx = vfwarp_dp_uplink_tx,
+    .now_ns = vfwarp_dp_now,
+    .timer = vfwarp_dp_timer_req,
+};
+
+static unsigned vfwarp_dp_fn(const struct vfw_func *f)
+{
+    return f->is_vf ? VFW_DP_FN_VF(f->index) : VFW_DP_FN_PF;
+}
+
+#ifdef VFWARP_DP_ADMIN
+static void vfwarp_dp_sync(struct vfwarp_dp_glue *g, bool stats)
+{
+    VfwarpPFState *s = g->s;
+
+    for (unsigned vf = 0; vf < s->total_vfs && vf < VFW_DP_MAX_VFS; vf++) {
+        const struct vfw_vf_cfg *c = vfw_admin_vf_cfg(&s->admin, vf);
+        struct vfw_vf_stats *st = stats ? vfw_admin_vf_stats(&s->admin, vf)
+                                        : NULL;
+        unsigned fn = VFW_DP_FN_VF(vf);
+        struct vfw_dp_vf_cfg d;
+
+        if (st) {
+            st->tx_packets = vfw_dp_stat(g->dp, fn, VFW_STAT_TX_PKTS);
+            st->tx_bytes = vfw_dp_stat(g->dp, fn, VFW_STAT_TX_BYTES);
+            st->rx_packets = vfw_dp_stat(g->dp, fn, VFW_STAT_RX_PKTS);
+            st->rx_bytes = vfw_dp_stat(g->dp, fn, VFW_STAT_RX_BYTES);
+            st->rx_dropped = vfw_dp_stat(g->dp, fn, VFW_STAT_RX_NO_BUF);
+            st->tx_dropped = 0;
+            for (unsigned k = VFW_STAT_TX_DROP_SPOOF;
+                 k <= VFW_STAT_TX_DROP_OTHER; k++) {
+                st->tx_dropped += vfw_dp_stat(g->dp, fn, k);
+            }
+        }
+        if (!c || !memcmp(c, &g->seen[vf], sizeof(*c))) {
+            continue;
+        }
+        g->seen[vf] = *c;
+        memset(&d, 0, sizeof(d));
+        memcpy(d.mac, c->mac, sizeof(d.mac));
+        d.vlan = c->vlan;
+        d.qos = c->qos;
+        d.spoofchk = c->spoofchk;
+        d.trust = c->trust;
+        d.link_state = c->link_state;
+        d.min_mbps = c->min_rate;
+        d.max_mbps = c->max_rate;
+        if (vfw_dp_set_vf(g->dp, vf, &d)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: VF %u config not "
+                          "applied to the switch\n", vf);
+        }
+    }
+}
+
+static void vfwarp_dp_sync_cb(void *opaque)
+{
+    struct vfwarp_dp_glue *g = opaque;
+
+    vfwarp_dp_sync(g, true);
+    timer_mod(g->sync_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + VFWARP_DP_SYNC_NS);
+}
+#define VFWARP_DP_SYNC(g) vfwarp_dp_sync(g, false)
+#else
+#define VFWARP_DP_SYNC(g) do { } while (0)
+#endif
+
+bool vfwarp_dp_init(VfwarpPFState *s, Error **errp)
+{
+    struct vfwarp_dp_glue *g = g_new0(struct vfwarp_dp_glue, 1);
+
+    g->s = s;
+    g->dp = vfw_dp_create(&vfwarp_dp_ops, g, s->conf.macaddr.a,
+                          s->total_vfs);
+    if (!g->dp) {
+        g_free(g);
+        error_setg(errp, "vfwarp: cannot set up the data path");
+        return false;
+    }
+    for (unsigned fn = 0; fn < 1u + s->total_vfs; fn++) {
+        g->timer[fn].g = g;
+        g->timer[fn].fn = fn;
+        g->timer[fn].t = timer_new_ns(QEMU_CLOCK_VIRTUAL, vfwarp_dp_timer_cb,
+                                      &g->timer[fn]);
+    }
+#ifdef VFWARP_DP_ADMIN
+    /* Defaults of both sides agree; anything else is applied on change. */
+    for (unsigned vf = 0; vf < s->total_vfs; vf++) {
+        const struct vfw_vf_cfg *c = vfw_admin_vf_cfg(&s->admin, vf);
+
+        if (c) {
+            g->seen[vf] = *c;
+        }
+    }
+    g->sync_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vfwarp_dp_sync_cb, g);
+    timer_mod(g->sync_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + VFWARP_DP_SYNC_NS);
+#endif
+    s->dp = g;
+    return true;
+}
+
+void vfwarp_dp_exit(VfwarpPFState *s)
+{
+    struct vfwarp_dp_glue *g = s->dp;
+
+    if (!g) {
+        return;
+    }
+    for (unsigned fn = 0; fn < VFW_DP_NUM_FN; fn++) {
+        if (g->timer[fn].t) {
+            timer_free(g->timer[fn].t);
+        }
+    }
+#ifdef VFWARP_DP_ADMIN
+    timer_free(g->sync_timer);
+#endif
+    vfw_dp_destroy(g->dp);
+    g_free(g);
+    s->dp = NULL;
+}
+
+void vfwarp_dp_reset(VfwarpPFState *s)
+{
+    if (s->dp) {
+        for (unsigned fn = 0; fn < VFW_DP_NUM_FN; fn++) {
+            if (s->dp->timer[fn].t) {
+                timer_del(s->dp->timer[fn].t);
+            }
+        }
+        vfw_dp_reset(s->dp->dp);
+    }
+}
+
+void vfwarp_dp_reset_fn(VfwarpPFState *s, struct vfw_func *f)
+{
+    if (s->dp && f) {
+        unsigned fn = vfwarp_dp_fn(f);
+
+        if (s->dp->timer[fn].t) {
+            timer_del(s->dp->timer[fn].t);
+        }
+        vfw_dp_reset_fn(s->dp->dp, fn);
+    }
+}
+
+void vfwarp_dp_set_uplink(VfwarpPFState *s, bool up)
+{
+    if (s->dp) {
+        vfw_dp_set_uplink(s->dp->dp, up);
+    }
+}
+
+void vfwarp_dp_uplink_rx(VfwarpPFState *s, const uint8_t *buf, size_t size)
+{
+    if (s->dp) {
+        VFWARP_DP_SYNC(s->dp);
+        vfw_dp_uplink_rx(s->dp->dp, buf, size);
+    }
+}
+
+bool vfwarp_dp_owns(hwaddr addr)
+{
+    return vfw_dp_owns(addr);
+}
+
+uint64_t vfwarp_dp_mmio_read(VfwarpPFState *s, struct vfw_func *f,
+                             hwaddr addr, unsigned size)
+{
+    uint32_t val = 0;
+
+    if (!s->dp || !vfw_dp_read(s->dp->dp, vfwarp_dp_fn(f), addr, size,
+                               &val)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte ring read at 0x%"
+                      HWADDR_PRIx " ignored\n", size, addr);
+    }
+    return val;
+}
+
+void vfwarp_dp_mmio_write(VfwarpPFState *s, struct vfw_func *f, hwaddr addr,
+                          uint64_t val, unsigned size)
+{
+    if (s->dp) {
+        VFWARP_DP_SYNC(s->dp);
+    }
+    if (!s->dp || !vfw_dp_write(s->dp->dp, vfwarp_dp_fn(f), addr, val,
+                                size)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte ring write at 0x%"
+                      HWADDR_PRIx " ignored\n", size, addr);
+    }
+}
+
+int vfwarp_dp_set_vf(VfwarpPFState *s, unsigned vf,
+                     const struct vfw_dp_vf_cfg *cfg)
+{
+    return s->dp ? vfw_dp_set_vf(s->dp->dp, vf, cfg) : -1;
+}
