@@ -131,8 +131,14 @@ class Lab:
 
     # ---- lifecycle ----------------------------------------------------------
     def up(self, count: int = 2, ssh_port_base: int = 0, mem_mb: int = 2048,
-           cpus: int = 1, boot_timeout: float = 600.0) -> list:
-        """Boot `count` hosts h1..hN and wait until each answers ssh."""
+           cpus: int = 1, boot_timeout: float = 600.0, virtio_wire: bool = False) -> list:
+        """Boot `count` hosts h1..hN and wait until each answers ssh.
+
+        virtio_wire (two hosts only; benchmarks): also join the hosts with a
+        virtio-net NIC each (MAC 52:54:00:01:00:<n>) on a second wire, as the
+        software-switched baseline next to the adapter."""
+        if virtio_wire and count != 2:
+            raise LabError("virtio_wire needs exactly 2 hosts")
         if count < 1 or count > 16:
             raise LabError(f"host count must be 1..16, not {count}")
         if any(_runs_in(h.pid, self.state) for h in self.hosts.values()):
@@ -157,6 +163,16 @@ class Lab:
             for i, name in enumerate(names):
                 spec = HostSpec(name=name, index=i + 1, ssh_port=ports[i],
                                 mem_mb=mem_mb, cpus=cpus)
+                if virtio_wire:
+                    other = names[1 - i]
+                    vl, vr = (self.state / f"wire-v-{h}.sock" for h in (name, other))
+                    if vl.exists():
+                        vl.unlink()
+                    spec.extra = [
+                        "-netdev", f"dgram,id=vwire,local.type=unix,local.path={vl},"
+                                   f"remote.type=unix,remote.path={vr}",
+                        "-device", f"virtio-net-pci,netdev=vwire,mac=52:54:00:01:00:{i + 1:02x},"
+                                   "romfile="]
                 self._start_qemu(qemu, image, spec, names)
                 self.hosts[name] = spec
                 self._save()
