@@ -92,8 +92,15 @@ def test_sriov_numvfs_through_class_net(lab2):
         ssh(lab2, f"echo 3 > /sys/class/net/{dev}/device/sriov_numvfs")
         assert sorted(vf_lines(lab2, dev)) == [0, 1, 2]
         assert sorted(dev_view(lab2, pf)) == [0, 1, 2]
+        ssh(lab2, f"ip link set {dev} vf 0 trust on mac 02:00:00:00:aa:01")
+        assert dev_view(lab2, pf)[0]["trust"] == "1"
         ssh(lab2, f"echo 0 > /sys/class/net/{dev}/device/sriov_numvfs")
         assert vf_lines(lab2, dev) == {}
+        # Removed VFs forget their configuration on the device.
+        ssh(lab2, f"echo 1 > /sys/class/net/{dev}/device/sriov_numvfs")
+        d = dev_view(lab2, pf)[0]
+        assert (d["trust"], d["mac"], d["spoofchk"]) == ("0", "00:00:00:00:00:00", "1"), d
+        ssh(lab2, f"echo 0 > /sys/class/net/{dev}/device/sriov_numvfs")
 
 
 def test_vf_settings_show_in_ip_link_and_device(lab2):
