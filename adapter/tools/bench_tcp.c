@@ -259,7 +259,7 @@ int main(int argc, char **argv)
         "  \"ratio_vfw_over_linux\": %.3f,\n"
         "  \"vfw_pair_cpu_ns_per_byte_both_stacks\": %.3f,\n"
         "  \"vfw_frames_per_run\": %llu,\n"
-        "  \"notes\": \"vfw: both stacks, the wire (malloc+copy per frame) "
+        "  \"notes\": \"vfw: both stacks, the wire (one copy per frame into reused buffers) "
         "and both apps on ONE thread; Linux: writer and reader processes on "
         "up to 2 cores, kernel loopback with 64 KiB GSO. MSS 1460, 256 KiB "
         "buffers, no loss. Compare ratios within one run only.\",\n"
