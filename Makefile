@@ -11,7 +11,7 @@ PYTHON  ?= python3
 PYTEST  := $(PYTHON) tools/run-pytest
 CORES   := vswitch adapter
 
-.PHONY: all deps pydeps check test net-test lab-test demo bench qemu image modules clean clean-cache
+.PHONY: all deps pydeps check test net-test lab-test demo bench bench-native bench-lab qemu image modules clean clean-cache
 
 all: check
 
@@ -50,10 +50,16 @@ test: check net-test lab-test
 demo: qemu modules pydeps
 	@lab/demo.sh
 
-bench: deps
+bench: bench-native bench-lab
+	@echo "results:"; ls -1 bench/results/*.json 2>/dev/null || echo "  (none)"
+
+bench-native: deps
 	@set -e; for c in $(CORES); do \
 	  if [ -f $$c/Makefile ]; then echo "==> make -C $$c bench"; $(MAKE) -s -C $$c bench; fi; done
-	@echo "results:"; ls -1 bench/results/*.json 2>/dev/null || echo "  (none)"
+
+# Boots two lab hosts: iperf3 VF-to-VF across the wire next to virtio-net.
+bench-lab: qemu modules pydeps
+	@echo "==> VF-to-VF iperf3 vs virtio-net (lab)"; $(PYTHON) bench/vf_iperf.py --secs 5 --reps 3
 
 clean:
 	rm -rf build
