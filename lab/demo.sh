@@ -34,8 +34,8 @@ for h in h1 h2; do
     insmod /mnt/vfwarp/modules/vfwarp_vf.ko
     echo 4 > \$D/sriov_numvfs; udevadm settle -t 20 || true
     pfdev=\$(ls \$D/net); ip link set \$pfdev vf 1 max_tx_rate 100
-    echo \"[$h] \$(ls /sys/bus/pci/devices/\$PF/ | grep -c virtfn) VFs on \$pfdev; VFIO groups: \$(ls /sys/kernel/iommu_groups | wc -l)\"
-    ip -d link show \$pfdev | sed -n 's/^ *vf \\([0-9]\\) .*link-state \\([a-z]*\\).*/[$h]   vf \\1 link-state \\2/p' | head -n 2
+    echo \"[$h] \$(ls /sys/bus/pci/devices/\$PF/ | grep -c virtfn) VFs on \$pfdev; IOMMU groups now \$(ls /sys/kernel/iommu_groups | wc -l)\"
+    ip link show \$pfdev | grep -E '^ +vf [01] ' | sed 's/^ */[$h]   /'
     vf=\$(basename \$(readlink \$D/virtfn0)); nd=\$(ls /sys/bus/pci/devices/\$vf/net)
     ip netns add t0; ip link set \$nd netns t0
     ip -n t0 addr add 10.77.0.${n}1/24 dev \$nd; ip -n t0 link set \$nd up
