@@ -12,17 +12,7 @@
 
 #include "vfw_admin.h"
 
-static int g_pass, g_fail;
-static const char *g_test;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "FAIL %s: %s:%d: %s\n", g_test, __FILE__,      \
-                    __LINE__, #cond);                                      \
-            return -1;                                                     \
-        }                                                                  \
-    } while (0)
+#include "check.h"
 
 /* Fake guest memory: 64 KiB at MEM_BASE. */
 #define MEM_BASE 0x100000ull
@@ -353,12 +343,9 @@ static int t_random(void)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*fn)(void);
-    } tests[] = {
+    static const struct unit_test tests[] = {
         {"defaults", t_defaults},
         {"ring_config", t_ring_config},
         {"ring_wrap", t_ring_wrap},
@@ -370,14 +357,6 @@ int main(void)
         {"random", t_random},
     };
 
-    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        g_test = tests[i].name;
-        if (tests[i].fn() == 0) {
-            g_pass++;
-        } else {
-            g_fail++;
-        }
-    }
-    printf("admin: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return run_tests("admin", tests, sizeof(tests) / sizeof(tests[0]), argc,
+                     argv, NULL);
 }

@@ -14,17 +14,7 @@
 
 #include "vfw_func.h"
 
-static int g_pass, g_fail;
-static const char *g_test;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "FAIL %s: %s:%d: %s\n", g_test, __FILE__,      \
-                    __LINE__, #cond);                                      \
-            return -1;                                                     \
-        }                                                                  \
-    } while (0)
+#include "check.h"
 
 static const uint8_t MAC[6] = {0x02, 0x00, 0x00, 0x00, 0x01, 0x00};
 
@@ -266,10 +256,7 @@ static int t_random_accesses(void)
 }
 
 #define T(fn) { #fn, fn }
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} tests[] = {
+static const struct unit_test tests[] = {
     T(t_init_bounds),
     T(t_identity_every_function),
     T(t_uplink_counters),
@@ -279,16 +266,8 @@ static const struct {
     T(t_random_accesses),
 };
 
-int main(void)
+int main(int argc, char **argv)
 {
-    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-        g_test = tests[i].name;
-        if (tests[i].fn() == 0) {
-            g_pass++;
-        } else {
-            g_fail++;
-        }
-    }
-    printf("func: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return run_tests("func", tests, sizeof(tests) / sizeof(tests[0]), argc,
+                     argv, NULL);
 }

@@ -17,17 +17,7 @@
 #include "vfw_pcap.h"
 #include "vfw_tcp.h"
 
-static int g_pass, g_fail;
-static const char *g_test;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "FAIL %s: %s:%d: %s\n", g_test, __FILE__,      \
-                    __LINE__, #cond);                                      \
-            return -1;                                                     \
-        }                                                                  \
-    } while (0)
+#include "check.h"
 
 #define IP_A 0x0a000001u
 #define IP_B 0x0a000002u
@@ -1134,12 +1124,7 @@ static int t_pcap(void)
     return 0;
 }
 
-struct test {
-    const char *name;
-    int (*fn)(void);
-};
-
-static const struct test TESTS[] = {
+static const struct unit_test TESTS[] = {
     {"handshake", t_handshake},
     {"bulk_sizes", t_bulk_sizes},
     {"bulk_small_records", t_bulk_small_records},
@@ -1161,22 +1146,14 @@ static const struct test TESTS[] = {
     {"pcap", t_pcap},
 };
 
+static void cleanup_after_fail(void)
+{
+    if (PA.s || PB.s)
+        teardown();
+}
+
 int main(int argc, char **argv)
 {
-    for (size_t i = 0; i < sizeof(TESTS) / sizeof(TESTS[0]); i++) {
-        if (argc > 1 && strcmp(argv[1], TESTS[i].name))
-            continue;
-        g_test = TESTS[i].name;
-        if (TESTS[i].fn() == 0) {
-            g_pass++;
-            printf("ok   %s\n", g_test);
-        } else {
-            g_fail++;
-            printf("FAIL %s\n", g_test);
-            if (PA.s || PB.s)
-                teardown();
-        }
-    }
-    printf("tcp: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return run_tests("tcp", TESTS, sizeof(TESTS) / sizeof(TESTS[0]), argc,
+                     argv, cleanup_after_fail);
 }
