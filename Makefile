@@ -10,8 +10,9 @@ SHELL   := /bin/bash
 PYTHON  ?= python3
 PYTEST  := $(PYTHON) tools/run-pytest
 CORES   := vswitch adapter
+FUZZ_SMOKE_RUNS ?= 2000
 
-.PHONY: all deps pydeps check test net-test lab-test demo bench bench-native bench-lab qemu image modules clean clean-cache
+.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules clean clean-cache
 
 all: check
 
@@ -45,7 +46,12 @@ net-test: deps
 	@echo "==> adapter interop with Linux (TAP in a private netns)"
 	@$(MAKE) -s -C adapter interop-tcp interop-iwarp
 
-test: check net-test lab-test
+# Every fuzz target builds and runs briefly (the long runs are by hand; see docs).
+fuzz-smoke: deps
+	@set -e; for c in $(CORES); do echo "==> make -C $$c fuzz (smoke)"; \
+	  $(MAKE) -s -C $$c fuzz FUZZ_RUNS=$(FUZZ_SMOKE_RUNS); done
+
+test: check fuzz-smoke net-test lab-test
 
 demo: qemu modules pydeps
 	@lab/demo.sh
