@@ -130,6 +130,30 @@ void vfw_rdmap_terminate(struct vfw_engine *e, struct vfw_qp *qp,
 
 /* ---- receive ------------------------------------------------------------ */
 
+/* Place a tagged payload (Write, Read Response): checked against the QP's PD,
+ * the STag, bounds and REMOTE_WRITE before one byte moves; a violation or a
+ * DMA fault terminates the QP with the RFC's error. 0 when placed. */
+static int place_tagged(struct vfw_engine *e, struct vfw_qp *qp,
+                        uint32_t qp_id, uint32_t stag, uint64_t to,
+                        const uint8_t *p, uint32_t pl, const uint8_t *u,
+                        uint32_t len)
+{
+    enum vfw_mr_err r = vfw_mr_check(e, qp->attr.pd_id, stag, to, pl,
+                                     VFW_ACC_REMOTE_WRITE);
+    if (r != MR_OK) {
+        term_tagged_err(e, qp, qp_id, r, u, len);
+        return -1;
+    }
+    if (e->ops.dma_write(e->ops.opaque, e->func_id, to, p, pl)) {
+        e->st.dma_errors++;
+        vfw_rdmap_terminate(e, qp, qp_id, VFW_TERM_LAYER_RDMAP,
+                            RDMAP_ET_LOCAL_CATA, 0, u, DDP_TAGGED_HDR, len);
+        return -1;
+    }
+    e->st.rx_bytes += pl;
+    return 0;
+}
+
 void vfw_rdmap_rx_tagged(struct vfw_engine *e, struct vfw_qp *qp,
                          uint32_t qp_id, const uint8_t *u, uint32_t len)
 {
@@ -139,25 +163,10 @@ void vfw_rdmap_rx_tagged(struct vfw_engine *e, struct vfw_qp *qp,
     uint64_t to = get_be64(u + 6);
     const uint8_t *p = u + DDP_TAGGED_HDR;
     uint32_t pl = len - DDP_TAGGED_HDR;
-    uint32_t pd = qp->attr.pd_id;
 
     if (op == VFW_RDMAP_WRITE) {
-        if (pl == 0)
-            return;        /* zero-length Write: no STag validation */
-        enum vfw_mr_err r = vfw_mr_check(e, pd, stag, to, pl,
-                                         VFW_ACC_REMOTE_WRITE);
-        if (r != MR_OK) {
-            term_tagged_err(e, qp, qp_id, r, u, len);
-            return;
-        }
-        if (e->ops.dma_write(e->ops.opaque, e->func_id, to, p, pl)) {
-            e->st.dma_errors++;
-            vfw_rdmap_terminate(e, qp, qp_id, VFW_TERM_LAYER_RDMAP,
-                                RDMAP_ET_LOCAL_CATA, 0, u, DDP_TAGGED_HDR,
-                                len);
-            return;
-        }
-        e->st.rx_bytes += pl;
+        if (pl)            /* zero-length Write: no STag validation */
+            place_tagged(e, qp, qp_id, stag, to, p, pl, u, len);
         return;
     }
     if (op != VFW_RDMAP_READ_RESP) {
@@ -183,22 +192,8 @@ void vfw_rdmap_rx_tagged(struct vfw_engine *e, struct vfw_qp *qp,
         term_tagged_err(e, qp, qp_id, MR_BOUNDS, u, len);
         return;
     }
-    if (pl) {
-        enum vfw_mr_err r = vfw_mr_check(e, pd, stag, to, pl,
-                                         VFW_ACC_REMOTE_WRITE);
-        if (r != MR_OK) {
-            term_tagged_err(e, qp, qp_id, r, u, len);
-            return;
-        }
-        if (e->ops.dma_write(e->ops.opaque, e->func_id, to, p, pl)) {
-            e->st.dma_errors++;
-            vfw_rdmap_terminate(e, qp, qp_id, VFW_TERM_LAYER_RDMAP,
-                                RDMAP_ET_LOCAL_CATA, 0, u, DDP_TAGGED_HDR,
-                                len);
-            return;
-        }
-        e->st.rx_bytes += pl;
-    }
+    if (pl && place_tagged(e, qp, qp_id, stag, to, p, pl, u, len))
+        return;
     o->placed += pl;
     if (!last)
         return;
