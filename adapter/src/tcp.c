@@ -1850,6 +1850,21 @@ out:
     return c;
 }
 
+/* `len` bytes just written at the send buffer's tail form one record
+ * (one FPDU): account them, remember the record end, and send. */
+static void commit_record(struct vfw_tcp_conn *c, size_t len)
+{
+    struct vfw_tcp_stack *s = c->s;
+
+    c->sbuf_len += (uint32_t)len;
+    c->snd_end += (uint32_t)len;
+    c->rec[(c->rec_head + c->rec_cnt) % c->rec_cap] = c->snd_end;
+    c->rec_cnt++;
+    stack_enter(s);
+    tcp_output(c);
+    stack_leave(s);
+}
+
 int vfw_tcp_send_record(struct vfw_tcp_conn *c, const uint8_t *data,
                         size_t len)
 {
@@ -1870,14 +1885,7 @@ int vfw_tcp_send_record(struct vfw_tcp_conn *c, const uint8_t *data,
         first = (uint32_t)len;
     memcpy(c->sbuf + off, data, first);
     memcpy(c->sbuf, data + first, len - first);
-    c->sbuf_len += (uint32_t)len;
-    c->snd_end += (uint32_t)len;
-    c->rec[(c->rec_head + c->rec_cnt) % c->rec_cap] = c->snd_end;
-    c->rec_cnt++;
-    struct vfw_tcp_stack *s = c->s;
-    stack_enter(s);
-    tcp_output(c);
-    stack_leave(s);
+    commit_record(c, len);
     return 0;
 }
 
@@ -1904,14 +1912,7 @@ int vfw_tcp_send_commit(struct vfw_tcp_conn *c, size_t len)
         return -EINVAL;
     if (!len)
         return 0;
-    c->sbuf_len += (uint32_t)len;
-    c->snd_end += (uint32_t)len;
-    c->rec[(c->rec_head + c->rec_cnt) % c->rec_cap] = c->snd_end;
-    c->rec_cnt++;
-    struct vfw_tcp_stack *s = c->s;
-    stack_enter(s);
-    tcp_output(c);
-    stack_leave(s);
+    commit_record(c, len);
     return 0;
 }
 
