@@ -52,6 +52,22 @@ static int meter_validate(const vsw_meters *mt, unsigned id, const vsw_meter_cfg
 
 static void meters_free(void *p) { free(p); }
 
+/* A private copy of the meter table and a new config set to publish it in
+ * (build, then swap: the data path keeps reading the current one). */
+static int meters_copy(vsw_switch *sw, vsw_cfgset *cur, vsw_meters **mt,
+                       vsw_cfgset **fresh, vsw_error *err)
+{
+    *mt = malloc(sizeof(**mt));
+    *fresh = vsw_cfg_clone(sw);
+    if (!*mt || !*fresh) {
+        free(*mt);
+        free(*fresh);
+        return vsw_err(err, -ENOMEM, -1, "out of memory");
+    }
+    memcpy(*mt, cur->meters, sizeof(**mt));
+    return 0;
+}
+
 int vsw_meter_set(vsw_switch *sw, unsigned id, const vsw_meter_cfg *c, vsw_error *err)
 {
     if (!c || id == 0 || id >= VSW_MAX_METERS)
@@ -61,14 +77,10 @@ int vsw_meter_set(vsw_switch *sw, unsigned id, const vsw_meter_cfg *c, vsw_error
     int rc = meter_validate(cur->meters, id, c, err);
     if (rc)
         return rc;
-    vsw_meters *mt = malloc(sizeof(*mt));
-    vsw_cfgset *fresh = vsw_cfg_clone(sw);
-    if (!mt || !fresh) {
-        free(mt);
-        free(fresh);
-        return vsw_err(err, -ENOMEM, -1, "out of memory");
-    }
-    memcpy(mt, cur->meters, sizeof(*mt));
+    vsw_meters *mt;
+    vsw_cfgset *fresh;
+    if (meters_copy(sw, cur, &mt, &fresh, err))
+        return -ENOMEM;
     vsw_meter_param *m = &mt->m[id];
     m->used = 1;
     m->mode = c->mode;
@@ -92,14 +104,10 @@ int vsw_meter_del(vsw_switch *sw, unsigned id, vsw_error *err)
     for (unsigned i = 1; i < VSW_MAX_METERS; i++)
         if (cur->meters->m[i].used && cur->meters->m[i].parent == id)
             return vsw_err(err, -EINVAL, -1, "meter %u is the parent of meter %u", id, i);
-    vsw_meters *mt = malloc(sizeof(*mt));
-    vsw_cfgset *fresh = vsw_cfg_clone(sw);
-    if (!mt || !fresh) {
-        free(mt);
-        free(fresh);
-        return vsw_err(err, -ENOMEM, -1, "out of memory");
-    }
-    memcpy(mt, cur->meters, sizeof(*mt));
+    vsw_meters *mt;
+    vsw_cfgset *fresh;
+    if (meters_copy(sw, cur, &mt, &fresh, err))
+        return -ENOMEM;
     uint32_t gen = mt->m[id].gen;
     memset(&mt->m[id], 0, sizeof(mt->m[id]));
     mt->m[id].gen = gen + 1;
