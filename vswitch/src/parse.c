@@ -121,12 +121,6 @@ static uint64_t be_u64(const uint8_t *b)
     return x;
 }
 
-static uint64_t mac48(const uint8_t *m)
-{
-    uint8_t b[8] = {0, 0, m[0], m[1], m[2], m[3], m[4], m[5]};
-    return be_u64(b);
-}
-
 void vsw_key_build(vsw_key *k, const vsw_pkt *p, unsigned in_port,
                    unsigned out_port, uint16_t vid)
 {
@@ -136,8 +130,8 @@ void vsw_key_build(vsw_key *k, const vsw_pkt *p, unsigned in_port,
               ((uint64_t)vid << 32) | ((uint64_t)p->ethertype << 16) |
               ((uint64_t)p->ip_proto << 8) | flags | p->ip_version;
     uint64_t sp = p->l4_valid ? p->sport : 0, dp = p->l4_valid ? p->dport : 0;
-    k->w[1] = (mac48(p->src) << 16) | sp;
-    k->w[2] = (mac48(p->dst) << 16) | dp;
+    k->w[1] = (vsw_mac48(p->src) << 16) | sp;
+    k->w[2] = (vsw_mac48(p->dst) << 16) | dp;
     k->w[3] = be_u64(p->dst_ip);
     k->w[4] = be_u64(p->src_ip);
     k->w[5] = be_u64(p->dst_ip + 8);

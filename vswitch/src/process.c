@@ -25,6 +25,15 @@ static void drop(vsw_switch *sw, unsigned in_port, vsw_decision *d, unsigned rea
         vsw_ctr_add(&sw->pc[in_port].drops[reason], 1);
 }
 
+/* Receive counters, once per call (a burst comes from one port). */
+static void count_rx(vsw_switch *sw, unsigned in_port, size_t frames, size_t bytes)
+{
+    if (in_port < sw->nports) {
+        vsw_ctr_add(&sw->pc[in_port].rx_packets, frames);
+        vsw_ctr_add(&sw->pc[in_port].rx_bytes, bytes);
+    }
+}
+
 /* Steps 1-6: returns 0 if the frame continues to the ACL (key built). */
 static int ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
                    const uint8_t *frame, size_t len, uint64_t now, pstate *ps,
@@ -40,8 +49,6 @@ static int ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
         return -1;
     }
     const vsw_port_cfg *pc = &cs->ports->cfg[in_port];
-    vsw_ctr_add(&sw->pc[in_port].rx_packets, 1);
-    vsw_ctr_add(&sw->pc[in_port].rx_bytes, len);
     if (!pc->link_up) {
         drop(sw, in_port, d, VSW_DROP_LINK_DOWN);
         return -1;
@@ -163,13 +170,23 @@ static unsigned egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
         d->mirror_port = VSW_PORT_ANY;
     d->egress = eg;
     unsigned n = 0;
-    for (int i = 0; i < 3; i++)
-        for (uint64_t w = eg.w[i]; w; w &= w - 1) {
-            unsigned port = (unsigned)(i * 64 + __builtin_ctzll(w));
-            vsw_ctr_add(&sw->pc[port].tx_packets, 1);
-            vsw_ctr_add(&sw->pc[port].tx_bytes, ps->len);
-            n++;
+    if (ps->out != VSW_PORT_FLOOD && d->mirror_port == VSW_PORT_ANY) {
+        /* unicast, no mirror (the common case): at most one port, so no
+         * walk over the set and its hard-to-predict loop branches */
+        if (vsw_portset_has(&eg, ps->out)) {
+            vsw_ctr_add(&sw->pc[ps->out].tx_packets, 1);
+            vsw_ctr_add(&sw->pc[ps->out].tx_bytes, ps->len);
+            n = 1;
         }
+    } else {
+        for (int i = 0; i < 3; i++)
+            for (uint64_t w = eg.w[i]; w; w &= w - 1) {
+                unsigned port = (unsigned)(i * 64 + __builtin_ctzll(w));
+                vsw_ctr_add(&sw->pc[port].tx_packets, 1);
+                vsw_ctr_add(&sw->pc[port].tx_bytes, ps->len);
+                n++;
+            }
+    }
     if (!n)
         drop(sw, in_port, d, VSW_DROP_NO_DEST);
     return n;
@@ -190,6 +207,7 @@ unsigned vsw_process(vsw_switch *sw, unsigned in_port, const uint8_t *frame,
     pstate ps;
     vsw_key k;
     unsigned n = 0;
+    count_rx(sw, in_port, 1, len);
     if (ingress(sw, cs, in_port, frame, len, now_ns, &ps, &k, d) == 0)
         n = egress(sw, cs, in_port, &ps, classify(sw, cs->acl, &k), now_ns, d);
     vsw_dp_exit(sw);
@@ -208,7 +226,10 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
     uint32_t rank[BURST];
     unsigned idx[BURST];
     while (n) {
-        size_t m = n < BURST ? n : BURST, live = 0;
+        size_t m = n < BURST ? n : BURST, live = 0, bytes = 0;
+        for (size_t i = 0; i < m; i++)
+            bytes += lens[i];
+        count_rx(sw, in_port, m, bytes);
         for (size_t i = 0; i < m; i++)
             if (ingress(sw, cs, in_port, frames[i], lens[i], now_ns, &ps[i], &keys[live], &d[i]) == 0)
                 idx[live++] = (unsigned)i;

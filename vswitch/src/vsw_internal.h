@@ -5,6 +5,7 @@
 #include "vswitch.h"
 #include <stdatomic.h>
 #include <errno.h>
+#include <string.h>
 
 #ifndef __SIZEOF_INT128__
 #error "vswitch needs a compiler with unsigned __int128 (64-bit host)"
@@ -155,12 +156,23 @@ typedef struct vsw_learn {         /* data-path-owned learned table         */
     vsw_learn_ent *e;
 } vsw_learn;
 
+/* the MAC as a big-endian 48-bit number: two loads and byte swaps, not a
+ * byte loop (the data path builds two of these per frame) */
+static inline uint64_t vsw_mac48(const uint8_t mac[6])
+{
+    uint32_t hi;
+    uint16_t lo;
+    memcpy(&hi, mac, 4);
+    memcpy(&lo, mac + 4, 2);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    hi = __builtin_bswap32(hi);
+    lo = __builtin_bswap16(lo);
+#endif
+    return (uint64_t)hi << 16 | lo;
+}
 static inline uint64_t vsw_fdb_key(const uint8_t mac[6], uint16_t vid)
 {
-    uint64_t k = 0;
-    for (int i = 0; i < 6; i++)
-        k = (k << 8) | mac[i];
-    return k | ((uint64_t)(vid & 0xfff) << 48) | (1ull << 63);
+    return vsw_mac48(mac) | ((uint64_t)(vid & 0xfff) << 48) | (1ull << 63);
 }
 /* one multiply: the data path hashes every frame's destination */
 static inline uint64_t vsw_hash64(uint64_t x)
