@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "vfwarp/vfwarp_admin.h"
+#include "vfwarp/vfwarp_mbox.h"
 #include "vfw_func.h"
 
 /*
@@ -37,8 +38,14 @@
  *   link_state VFW_LINK_STATE_AUTO/ENABLE/DISABLE
  *   min_rate, max_rate  Mbps; 0 = no guarantee / no limit;
  *              min <= max when max != 0; <= VFW_UPLINK_SPEED_MBPS
+ *   vlan_filter bit v of byte v/8: VLAN v may pass tagged (no port VLAN)
+ *   rx_mode, mc_count, mc  VFW_RXM_* and the exact multicast filter
+ *              (entries >= mc_count are zero)
  *   gen        increments on every change of any field above (also on
  *              reset), never on a failed or no-op command
+ * The PF driver sets the last three on a VF's request (the mailbox); the
+ * device does not judge them, except that allmulti and promiscuous count
+ * only while `trust` is on.
  */
 struct vfw_vf_cfg {
     uint8_t mac[6];
@@ -49,6 +56,10 @@ struct vfw_vf_cfg {
     uint8_t link_state;
     uint32_t min_rate;
     uint32_t max_rate;
+    uint8_t vlan_filter[(VFW_VLAN_VID_MAX + 1) / 8];
+    uint8_t rx_mode;
+    uint8_t mc_count;
+    uint8_t mc[VFW_MC_FILTER_MAX][6];
     uint32_t gen;
 };
 

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "vfwarp/vfwarp_ring.h"
+#include "vfwarp/vfwarp_mbox.h"
 
 #define VFW_DP_MAX_VFS    128
 #define VFW_DP_FN_PF      0u
@@ -60,6 +61,11 @@ struct vfw_dp_vf_cfg {
     uint8_t link_state;  /* 0 auto, 1 enable, 2 disable (VFW_LINK_STATE_*) */
     uint32_t min_mbps;   /* stored only */
     uint32_t max_mbps;   /* TX shaping at the VF's TX ring, 0 = none */
+    /* What the PF granted on the VF's requests (the mailbox): */
+    uint8_t vlan_filter[512]; /* no port VLAN: bit v = VLAN v passes tagged */
+    uint8_t rx_mode;     /* VFW_RXM_ALLMULTI, VFW_RXM_PROMISC (with trust) */
+    uint8_t mc_count;    /* exact multicast filter: mc[0..mc_count) */
+    uint8_t mc[VFW_MC_FILTER_MAX][6];
 };
 
 struct vfw_dp;

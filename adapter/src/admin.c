@@ -169,21 +169,42 @@ static bool vf_ok(const struct vfw_admin *a, uint16_t vf)
     return vf < a->num_vfs && vf < a->total_vfs;
 }
 
+/* Does VF config `a` differ from `b` (gen aside)? */
+static bool vf_cfg_differs(const struct vfw_vf_cfg *a,
+                           const struct vfw_vf_cfg *b)
+{
+    return memcmp(a->mac, b->mac, 6) || a->vlan != b->vlan ||
+           a->qos != b->qos || a->spoofchk != b->spoofchk ||
+           a->trust != b->trust || a->link_state != b->link_state ||
+           a->min_rate != b->min_rate || a->max_rate != b->max_rate ||
+           memcmp(a->vlan_filter, b->vlan_filter, sizeof(a->vlan_filter)) ||
+           a->rx_mode != b->rx_mode || a->mc_count != b->mc_count ||
+           memcmp(a->mc, b->mc, sizeof(a->mc));
+}
+
 /* Commit `n` into VF `vf`'s config; bumps gen only if something changed. */
 static void vf_commit(struct vfw_admin *a, uint16_t vf,
                       const struct vfw_vf_cfg *n)
 {
     struct vfw_vf_cfg *c = &a->vf[vf];
 
-    if (memcmp(c->mac, n->mac, 6) || c->vlan != n->vlan || c->qos != n->qos ||
-        c->spoofchk != n->spoofchk || c->trust != n->trust ||
-        c->link_state != n->link_state || c->min_rate != n->min_rate ||
-        c->max_rate != n->max_rate) {
+    if (vf_cfg_differs(c, n)) {
         uint32_t gen = c->gen;
 
         *c = *n;
         c->gen = gen + 1;
     }
+}
+
+/* Count the VLAN filters that are on. */
+static uint16_t vlan_filter_count(const struct vfw_vf_cfg *c)
+{
+    uint16_t n = 0;
+
+    for (size_t i = 0; i < sizeof(c->vlan_filter); i++) {
+        n += (uint16_t)__builtin_popcount(c->vlan_filter[i]);
+    }
+    return n;
 }
 
 static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
@@ -258,6 +279,55 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
         n.max_rate = max;
         break;
     }
+    case VFW_AQ_OP_SET_VF_VLAN_FILTER: {
+        uint16_t vid = ld16(d + P(vfw_aq_vf_vlan_filter, vid));
+        uint8_t on = d[P(vfw_aq_vf_vlan_filter, on)];
+
+        if (on > 1 || d[P(vfw_aq_vf_vlan_filter, rsvd)]) {
+            return VFW_AQ_S_INVAL;
+        }
+        if (vid < 1 || vid > VFW_VLAN_VID_MAX) {
+            return VFW_AQ_S_RANGE;
+        }
+        if (on) {
+            n.vlan_filter[vid / 8] |= (uint8_t)(1u << (vid % 8));
+        } else {
+            n.vlan_filter[vid / 8] &= (uint8_t)~(1u << (vid % 8));
+        }
+        break;
+    }
+    case VFW_AQ_OP_SET_VF_RX_MODE: {
+        uint8_t flags = d[P(vfw_aq_vf_rx_mode, flags)];
+        uint8_t cnt = d[P(vfw_aq_vf_rx_mode, mc_count)];
+        const uint8_t *mc = d + P(vfw_aq_vf_rx_mode, mc);
+
+        if ((flags & ~(VFW_RXM_ALLMULTI | VFW_RXM_PROMISC)) ||
+            ld16(d + P(vfw_aq_vf_rx_mode, rsvd))) {
+            return VFW_AQ_S_INVAL;
+        }
+        if (cnt > VFW_MC_FILTER_MAX) {
+            return VFW_AQ_S_RANGE;
+        }
+        for (unsigned i = 0; i < VFW_MC_FILTER_MAX; i++) {
+            /* entries in use are group addresses, the rest all zero */
+            if (i < cnt ? !(mc[6 * i] & 1) : !all_zero(mc + 6 * i, 6)) {
+                return VFW_AQ_S_INVAL;
+            }
+        }
+        n.rx_mode = flags;
+        n.mc_count = cnt;
+        memcpy(n.mc, mc, sizeof(n.mc));
+        break;
+    }
+    case VFW_AQ_OP_CLEAR_VF_FILTERS:
+        if (!all_zero(d + D_U, sizeof(((struct vfw_aq_desc *)0)->u))) {
+            return VFW_AQ_S_INVAL;
+        }
+        memset(n.vlan_filter, 0, sizeof(n.vlan_filter));
+        n.rx_mode = 0;
+        n.mc_count = 0;
+        memset(n.mc, 0, sizeof(n.mc));
+        break;
     default:
         return VFW_AQ_S_BAD_OPCODE;
     }
@@ -282,6 +352,9 @@ uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
     case VFW_AQ_OP_SET_VF_TRUST:
     case VFW_AQ_OP_SET_VF_LINK_STATE:
     case VFW_AQ_OP_SET_VF_RATE:
+    case VFW_AQ_OP_SET_VF_VLAN_FILTER:
+    case VFW_AQ_OP_SET_VF_RX_MODE:
+    case VFW_AQ_OP_CLEAR_VF_FILTERS:
         st = vf_ok(a, vf) ? exec_set(a, op, vf, d) : VFW_AQ_S_BAD_VF;
         break;
     case VFW_AQ_OP_GET_VF_CONFIG: {
@@ -299,6 +372,9 @@ uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
         d[P(vfw_aq_vf_config, spoofchk)] = c->spoofchk;
         d[P(vfw_aq_vf_config, trust)] = c->trust;
         d[P(vfw_aq_vf_config, link_state)] = c->link_state;
+        d[P(vfw_aq_vf_config, rx_mode)] = c->rx_mode;
+        d[P(vfw_aq_vf_config, mc_count)] = c->mc_count;
+        st16(d + P(vfw_aq_vf_config, vlan_filters), vlan_filter_count(c));
         st32(d + P(vfw_aq_vf_config, min_mbps), c->min_rate);
         st32(d + P(vfw_aq_vf_config, max_mbps), c->max_rate);
         st32(d + P(vfw_aq_vf_config, gen), c->gen);

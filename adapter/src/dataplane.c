@@ -161,9 +161,19 @@ static int apply_vf(struct vfw_dp *dp, unsigned vf)
         pc.vlan_mode = VSW_VLAN_ACCESS;
         pc.pvid = c->vlan;
         pc.pvid_pcp = c->qos;
+    } else {
+        /* A trunk of untagged frames plus the VLANs the PF granted. */
+        memset(pc.allowed, 0, sizeof(pc.allowed));
+        for (unsigned v = 1; v < 4096; v++) {
+            if (c->vlan_filter[v / 8] & (1u << (v % 8))) {
+                pc.allowed[v / 64] |= 1ull << (v % 64);
+            }
+        }
     }
     pc.spoofchk = c->spoofchk;
-    pc.trust = c->trust;
+    /* Unknown unicast reaches a VF that asked for promiscuous mode and is
+     * trusted (both: trust can be revoked after the grant). */
+    pc.trust = c->trust && (c->rx_mode & VFW_RXM_PROMISC);
     pc.link_up = fn_link(dp, VFW_DP_FN_VF(vf));
     pc.learn = false;
     rc = vsw_port_set(dp->sw, VSW_PORT_VF(vf), &pc, NULL);
@@ -272,7 +282,9 @@ int vfw_dp_set_vf(struct vfw_dp *dp, unsigned vf,
         return -EINVAL;
     }
     if ((cfg->mac[0] & 1) || cfg->vlan > 4095 || cfg->qos > 7 ||
-        cfg->link_state > LINK_STATE_DISABLE) {
+        cfg->link_state > LINK_STATE_DISABLE ||
+        (cfg->rx_mode & ~(VFW_RXM_ALLMULTI | VFW_RXM_PROMISC)) ||
+        cfg->mc_count > VFW_MC_FILTER_MAX) {
         return -EINVAL;
     }
     old = dp->cfg[vf];
@@ -399,6 +411,26 @@ static void rx_frame(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
     fire(dp, fn, r->ctrl, &r->irq_pending);
 }
 
+/* The VF's RX filter for multicast (broadcast always passes): the
+ * addresses the PF granted, or all of them with allmulti/promiscuous,
+ * which count only while the VF is trusted (revoking trust revokes them
+ * at once, whatever the PF driver does next). */
+static bool vf_rx_accepts(const struct vfw_dp_vf_cfg *c, const uint8_t *frame)
+{
+    static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+    if (!(frame[0] & 1) || !memcmp(frame, bcast, 6) ||
+        (c->trust && (c->rx_mode & (VFW_RXM_ALLMULTI | VFW_RXM_PROMISC)))) {
+        return true;
+    }
+    for (unsigned i = 0; i < c->mc_count && i < VFW_MC_FILTER_MAX; i++) {
+        if (!memcmp(frame, c->mc[i], 6)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void deliver(struct vfw_dp *dp, unsigned port, const uint8_t *frame,
                     size_t len)
 {
@@ -409,7 +441,11 @@ static void deliver(struct vfw_dp *dp, unsigned port, const uint8_t *frame,
     } else if (port == VSW_PORT_PF) {
         rx_frame(dp, VFW_DP_FN_PF, frame, len);
     } else if (port - 2 < dp->total_vfs) {
-        rx_frame(dp, VFW_DP_FN_VF(port - 2), frame, len);
+        if (vf_rx_accepts(&dp->cfg[port - 2], frame)) {
+            rx_frame(dp, VFW_DP_FN_VF(port - 2), frame, len);
+        } else {
+            dp->fn[VFW_DP_FN_VF(port - 2)].stat[VFW_STAT_RX_FILTERED]++;
+        }
     }
 }
 

@@ -263,7 +263,8 @@ static int t_get(void)
     CHECK(submit(&d) == VFW_AQ_S_OK);
     CHECK(d.cookie == 0x1234 && d.flags == VFW_AQ_F_DONE);
     CHECK(memcmp(d.u.cfg.mac, m, 6) == 0 && d.u.cfg.spoofchk == 1);
-    CHECK(d.u.cfg.proto == 0x8100 && d.u.cfg.gen == 2 && d.u.cfg.rsvd == 0);
+    CHECK(d.u.cfg.proto == 0x8100 && d.u.cfg.gen == 2 && d.u.cfg.rx_mode == 0);
+    CHECK(d.u.cfg.mc_count == 0 && d.u.cfg.vlan_filters == 0);
     s = vfw_admin_vf_stats(&A, 1);
     CHECK(s);
     s->rx_packets = 7;
@@ -285,6 +286,92 @@ static int t_get(void)
     CHECK(vfw_admin_vf_cfg(&A, 1)->gen == 3);
     vfw_admin_set_num_vfs(&A, 500);
     CHECK(A.num_vfs == 128);
+    return 0;
+}
+
+/* The filters the PF sets on a VF's request: VLAN filter bits, RX mode
+ * with its exact multicast list, and clearing both. */
+static int t_filters(void)
+{
+    const struct vfw_vf_cfg *c;
+    struct vfw_aq_vf_vlan_filter vf = { .vid = 100, .on = 1 };
+    struct vfw_aq_vf_rx_mode rm;
+    struct vfw_aq_desc d;
+    uint32_t gen;
+
+    CHECK(setup(2, 8) == 0);
+    c = vfw_admin_vf_cfg(&A, 1);
+    gen = c->gen;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_VLAN_FILTER, 1, &vf, sizeof(vf)) ==
+          VFW_AQ_S_OK);
+    CHECK((c->vlan_filter[100 / 8] & (1u << (100 % 8))) && c->gen == gen + 1);
+    vf.vid = 4095;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_VLAN_FILTER, 1, &vf, sizeof(vf)) ==
+          VFW_AQ_S_OK);
+    /* again: no change, no new generation */
+    CHECK(cmd(VFW_AQ_OP_SET_VF_VLAN_FILTER, 1, &vf, sizeof(vf)) ==
+          VFW_AQ_S_OK && c->gen == gen + 2);
+    vf.vid = 0;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_VLAN_FILTER, 1, &vf, sizeof(vf)) ==
+          VFW_AQ_S_RANGE);
+    vf.vid = 4096;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_VLAN_FILTER, 1, &vf, sizeof(vf)) ==
+          VFW_AQ_S_RANGE);
+    vf.vid = 7;
+    vf.on = 2;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_VLAN_FILTER, 1, &vf, sizeof(vf)) ==
+          VFW_AQ_S_INVAL);
+    vf.on = 1;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_VLAN_FILTER, 2, &vf, sizeof(vf)) ==
+          VFW_AQ_S_BAD_VF);
+    vf.vid = 100;
+    vf.on = 0;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_VLAN_FILTER, 1, &vf, sizeof(vf)) ==
+          VFW_AQ_S_OK && !(c->vlan_filter[100 / 8] & (1u << (100 % 8))));
+    CHECK(c->gen == gen + 3);
+
+    memset(&rm, 0, sizeof(rm));
+    rm.flags = VFW_RXM_ALLMULTI;
+    rm.mc_count = 2;
+    memcpy(rm.mc[0], "\x01\x00\x5e\x00\x00\x01", 6);
+    memcpy(rm.mc[1], "\x33\x33\x00\x00\x00\x01", 6);
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RX_MODE, 1, &rm, sizeof(rm)) == VFW_AQ_S_OK);
+    CHECK(c->rx_mode == VFW_RXM_ALLMULTI && c->mc_count == 2);
+    CHECK(!memcmp(c->mc[1], rm.mc[1], 6) && c->gen == gen + 4);
+    /* each bad request fails alone and changes nothing */
+    rm.flags = 4;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RX_MODE, 1, &rm, sizeof(rm)) ==
+          VFW_AQ_S_INVAL);
+    rm.flags = 0;
+    rm.mc_count = VFW_MC_FILTER_MAX + 1;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RX_MODE, 1, &rm, sizeof(rm)) ==
+          VFW_AQ_S_RANGE);
+    rm.mc_count = 2;
+    rm.mc[1][0] = 0x02;          /* a unicast address in the list */
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RX_MODE, 1, &rm, sizeof(rm)) ==
+          VFW_AQ_S_INVAL);
+    rm.mc_count = 1;             /* an entry past mc_count not zero */
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RX_MODE, 1, &rm, sizeof(rm)) ==
+          VFW_AQ_S_INVAL);
+    CHECK(c->rx_mode == VFW_RXM_ALLMULTI && c->mc_count == 2 &&
+          c->gen == gen + 4);
+
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_AQ_OP_GET_VF_CONFIG;
+    d.vf = 1;
+    CHECK(submit(&d) == VFW_AQ_S_OK);
+    CHECK(d.u.cfg.rx_mode == VFW_RXM_ALLMULTI && d.u.cfg.mc_count == 2 &&
+          d.u.cfg.vlan_filters == 1);
+
+    memset(&d, 0, sizeof(d));
+    d.u.raw[0] = 1;              /* CLEAR_VF_FILTERS takes no parameters */
+    CHECK(cmd(VFW_AQ_OP_CLEAR_VF_FILTERS, 1, d.u.raw, 1) == VFW_AQ_S_INVAL);
+    CHECK(cmd(VFW_AQ_OP_CLEAR_VF_FILTERS, 1, NULL, 0) == VFW_AQ_S_OK);
+    CHECK(c->rx_mode == 0 && c->mc_count == 0 && c->mc[0][0] == 0);
+    for (unsigned i = 0; i < sizeof(c->vlan_filter); i++) {
+        CHECK(c->vlan_filter[i] == 0);
+    }
+    CHECK(c->gen == gen + 5);
     return 0;
 }
 
@@ -353,6 +440,7 @@ int main(int argc, char **argv)
         {"vlan", t_vlan},
         {"flags_link_rate", t_flags_link_rate},
         {"get", t_get},
+        {"filters", t_filters},
         {"dma_fault_and_reset", t_dma_fault_and_reset},
         {"random", t_random},
     };

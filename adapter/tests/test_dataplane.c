@@ -452,6 +452,109 @@ static void test_policy(void)
     vfw_dp_destroy(dp);
 }
 
+/* What the PF grants on a VF's mailbox requests: the multicast filter,
+ * allmulti, promiscuous (with trust), and VLAN filters on a trunk port. */
+static void test_rx_filters(void)
+{
+    static const uint8_t grp[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb };
+    static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+    static const uint8_t stranger[6] = { 0x02, 0x77, 0, 0, 0, 1 };
+    struct vfw_dp *dp = fresh();
+    struct vfw_dp_vf_cfg c;
+    uint8_t a[6], f[100];
+    unsigned i;
+
+    CHECK(dp != NULL);
+    vmac(dp, 0, a);
+    /* multicast: VF1 (fn 2) did not ask for the group */
+    frame_make(f, grp, a, sizeof(f), 1);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 0);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_FILTERED) == 1);
+    CHECK(uplink_frames == 1);              /* the uplink is not filtered */
+    frame_make(f, bc, a, sizeof(f), 1);     /* broadcast always passes */
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 1);
+    vfw_dp_get_vf(dp, 1, &c);
+    c.mc_count = 1;
+    memcpy(c.mc[0], grp, 6);
+    CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+    frame_make(f, grp, a, sizeof(f), 1);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 2);
+    CHECK(vfw_dp_stat(dp, 3, VFW_STAT_RX_FILTERED) == 2);  /* VF2 did not */
+    f[5] = 0xfc;                            /* another group: filtered */
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 2);
+    c.rx_mode = VFW_RXM_ALLMULTI;           /* counts only with trust */
+    CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 2);
+    c.trust = true;
+    CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 3);
+    c.trust = false;
+    c.mc_count = VFW_MC_FILTER_MAX + 1;
+    CHECK(vfw_dp_set_vf(dp, 1, &c) < 0);
+    c.mc_count = 1;
+    c.rx_mode = 4;
+    CHECK(vfw_dp_set_vf(dp, 1, &c) < 0);
+
+    /* unknown unicast: only a trusted VF that asked for promiscuous */
+    frame_make(f, stranger, a, sizeof(f), 2);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 3);
+    c.rx_mode = VFW_RXM_PROMISC;
+    CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 3);   /* not trusted */
+    c.trust = true;
+    CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+    tx_post(dp, 1, f, sizeof(f), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 4);
+    c.trust = false;
+    c.rx_mode = 0;
+    CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+
+    /* VLAN filters: tagged VLAN 100 passes only where the PF allowed it */
+    vmac(dp, 1, f);
+    memcpy(f + 6, a, 6);
+    i = tx_post(dp, 1, f, sizeof(f), VFW_TXD_VLAN, 100, true);
+    CHECK(tx_status(1, i) & VFW_TXD_STS_DROP);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_VLAN) == 1);
+    vfw_dp_get_vf(dp, 0, &c);
+    c.vlan_filter[100 / 8] |= 1u << (100 % 8);
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    i = tx_post(dp, 1, f, sizeof(f), VFW_TXD_VLAN, 100, true);
+    CHECK(!(tx_status(1, i) & VFW_TXD_STS_DROP));
+    /* VF1 is not in VLAN 100 (and its MAC is not known there) */
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 4);
+    vfw_dp_get_vf(dp, 1, &c);
+    c.vlan_filter[100 / 8] |= 1u << (100 % 8);
+    CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+    frame_make(f, bc, a, sizeof(f), 3);     /* broadcast in VLAN 100 */
+    tx_post(dp, 1, f, sizeof(f), VFW_TXD_VLAN, 100, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 5);
+    CHECK(vfw_dp_stat(dp, 3, VFW_STAT_RX_PKTS) == 1);   /* VF2: untagged bc only */
+    {   /* VF1 got it tagged: the tag is stripped into the descriptor or
+         * kept in the frame; either way it is VLAN 100 */
+        uint8_t *d = at(R(2) + 0x1000 + 16 * 4);
+        uint8_t *buf = at(B(2) + 0x8000 + 2048 * 4);
+        bool stripped = d[10] & VFW_RXD_STS_VLAN;
+
+        CHECK(stripped ? (d[12] | d[13] << 8) == 100
+                       : buf[12] == 0x81 && buf[15] == 100);
+    }
+    /* a port VLAN overrides the filters: access port, tags refused */
+    vfw_dp_get_vf(dp, 0, &c);
+    c.vlan = 7;
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    i = tx_post(dp, 1, f, sizeof(f), VFW_TXD_VLAN, 100, true);
+    CHECK(tx_status(1, i) & VFW_TXD_STS_DROP);
+    vfw_dp_destroy(dp);
+}
+
 static void test_shaping(void)
 {
     struct vfw_dp *dp = fresh();
@@ -536,6 +639,7 @@ int main(void)
     test_vf_to_vf();
     test_bad_descriptors();
     test_policy();
+    test_rx_filters();
     test_shaping();
     test_chaos();
     printf("dataplane: %d passed, %d failed\n", passed, failed);

@@ -32,6 +32,8 @@
 #include <stdint.h>
 #endif
 
+#include "vfwarp_mbox.h"  /* VFW_RXM_*, VFW_MC_FILTER_MAX */
+
 /* Registers in the VFW_REGWIN_ADMINQ window of the PF's BAR0 (VFs: 0). */
 #define VFW_REG_AQ_BASE_LO     0x0100  /* RW: ring base, bits 31:0 */
 #define VFW_REG_AQ_BASE_HI     0x0104  /* RW: ring base, bits 63:32 */
@@ -64,6 +66,9 @@
 #define VFW_AQ_OP_SET_VF_TRUST      0x0104
 #define VFW_AQ_OP_SET_VF_LINK_STATE 0x0105
 #define VFW_AQ_OP_SET_VF_RATE       0x0106
+#define VFW_AQ_OP_SET_VF_VLAN_FILTER 0x0107 /* a VLAN the VF may use tagged */
+#define VFW_AQ_OP_SET_VF_RX_MODE    0x0108  /* multicast filter, allmulti */
+#define VFW_AQ_OP_CLEAR_VF_FILTERS  0x0109  /* no VLAN filters, RX mode 0 */
 #define VFW_AQ_OP_GET_VF_CONFIG     0x0181
 #define VFW_AQ_OP_GET_VF_STATS      0x0182
 
@@ -121,6 +126,27 @@ struct vfw_aq_vf_rate {
 	uint32_t max_mbps;
 };
 
+/* SET_VF_VLAN_FILTER: without a port VLAN, the VF's port is a trunk
+ * carrying untagged frames and the VLANs whose filter is on (none after a
+ * reset). With a port VLAN the filters are kept but have no effect. */
+struct vfw_aq_vf_vlan_filter {
+	uint16_t vid;    /* 1..4095 */
+	uint8_t on;      /* 1 add, 0 remove */
+	uint8_t rsvd;
+};
+
+/* SET_VF_RX_MODE: which multicast frames reach the VF (broadcast always
+ * does): those to the mc_count addresses of the exact-match filter, or all
+ * with VFW_RXM_ALLMULTI; VFW_RXM_PROMISC adds unknown unicast of its VLANs.
+ * The two flags count only while the VF is trusted (SET_VF_TRUST), so
+ * revoking trust revokes them at once. Replaces the previous mode. */
+struct vfw_aq_vf_rx_mode {
+	uint8_t flags;
+	uint8_t mc_count; /* 0..VFW_MC_FILTER_MAX */
+	uint16_t rsvd;
+	uint8_t mc[VFW_MC_FILTER_MAX][6]; /* group addresses */
+};
+
 /* GET_VF_CONFIG reply. */
 struct vfw_aq_vf_config {
 	uint8_t mac[6];
@@ -130,10 +156,12 @@ struct vfw_aq_vf_config {
 	uint8_t spoofchk;
 	uint8_t trust;
 	uint8_t link_state;
-	uint16_t rsvd;
+	uint8_t rx_mode;  /* VFW_RXM_* */
+	uint8_t mc_count; /* multicast filter entries */
 	uint32_t min_mbps;
 	uint32_t max_mbps;
 	uint32_t gen;     /* bumps on every change of this VF's config */
+	uint16_t vlan_filters; /* VLAN filters on */
 };
 
 /* GET_VF_STATS reply: the VF's traffic as the embedded switch sees it. */
@@ -160,6 +188,8 @@ struct vfw_aq_desc {
 		struct vfw_aq_vf_bool en;
 		struct vfw_aq_vf_link link;
 		struct vfw_aq_vf_rate rate;
+		struct vfw_aq_vf_vlan_filter vlan_filter;
+		struct vfw_aq_vf_rx_mode rx_mode;
 		struct vfw_aq_vf_config cfg;
 		struct vfw_aq_vf_stats stats;
 		uint8_t raw[48];
@@ -168,10 +198,10 @@ struct vfw_aq_desc {
 
 #ifdef __KERNEL__
 static_assert(sizeof(struct vfw_aq_desc) == VFW_AQ_DESC_SIZE);
-static_assert(sizeof(struct vfw_aq_vf_config) == 28);
+static_assert(sizeof(struct vfw_aq_vf_config) == 32);
 #else
 _Static_assert(sizeof(struct vfw_aq_desc) == VFW_AQ_DESC_SIZE, "desc size");
-_Static_assert(sizeof(struct vfw_aq_vf_config) == 28, "config size");
+_Static_assert(sizeof(struct vfw_aq_vf_config) == 32, "config size");
 #endif
 
 #endif /* VFWARP_ADMIN_H */

@@ -118,6 +118,7 @@ enum vfw_dp_stat {
 	VFW_STAT_TX_DROP_METER,
 	VFW_STAT_TX_DROP_ACL,
 	VFW_STAT_TX_DROP_OTHER,   /* malformed, no destination */
+	VFW_STAT_RX_FILTERED,     /* multicast frames our RX filter refused */
 	VFW_STAT_COUNT
 };
 #define VFW_REG_STAT(n)        (VFW_REG_STAT_BASE + 4 * (n))

@@ -10,6 +10,7 @@
 #include "net/net.h"
 #include "vfw_func.h"
 #include "vfw_admin.h"
+#include "vfw_mbox.h"
 
 #define TYPE_VFWARP_PF "vfwarp"
 #define TYPE_VFWARP_VF "vfwarp-vf"
@@ -25,7 +26,15 @@ struct VfwarpPFState {
     struct vfw_func_dev fn;      /* register files of PF and VFs (adapter/) */
     struct vfwarp_dp_glue *dp;   /* rings + embedded switch (vfwarp_dp.c) */
     struct vfw_admin admin;      /* PF admin queue + VF config (adapter/) */
+    struct vfw_mbox mbox;        /* VF-to-PF mailbox (adapter/) */
 };
+
+/* Function number used by the data path and the mailbox: 0 = PF, 1 + n =
+ * VF n. */
+static inline unsigned vfwarp_fn_number(const struct vfw_func *f)
+{
+    return f->is_vf ? 1u + f->index : 0u;
+}
 
 /* BAR0 access of one function, forwarded to adapter/src/func.c. */
 uint64_t vfwarp_func_mmio_read(VfwarpPFState *s, struct vfw_func *f,

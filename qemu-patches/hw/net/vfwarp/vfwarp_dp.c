@@ -135,11 +135,6 @@ static const struct vfw_dp_ops vfwarp_dp_ops = {
     .timer = vfwarp_dp_timer_req,
 };
 
-static unsigned vfwarp_dp_fn(const struct vfw_func *f)
-{
-    return f->is_vf ? VFW_DP_FN_VF(f->index) : VFW_DP_FN_PF;
-}
-
 #ifdef VFWARP_DP_ADMIN
 static void vfwarp_dp_sync(struct vfwarp_dp_glue *g, bool stats)
 {
@@ -177,6 +172,10 @@ static void vfwarp_dp_sync(struct vfwarp_dp_glue *g, bool stats)
         d.link_state = c->link_state;
         d.min_mbps = c->min_rate;
         d.max_mbps = c->max_rate;
+        memcpy(d.vlan_filter, c->vlan_filter, sizeof(d.vlan_filter));
+        d.rx_mode = c->rx_mode;
+        d.mc_count = c->mc_count;
+        memcpy(d.mc, c->mc, sizeof(d.mc));
         if (vfw_dp_set_vf(g->dp, vf, &d)) {
             qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: VF %u config not "
                           "applied to the switch\n", vf);
@@ -267,7 +266,7 @@ void vfwarp_dp_reset(VfwarpPFState *s)
 void vfwarp_dp_reset_fn(VfwarpPFState *s, struct vfw_func *f)
 {
     if (s->dp && f) {
-        unsigned fn = vfwarp_dp_fn(f);
+        unsigned fn = vfwarp_fn_number(f);
 
         if (s->dp->timer[fn].t) {
             timer_del(s->dp->timer[fn].t);
@@ -301,7 +300,7 @@ uint64_t vfwarp_dp_mmio_read(VfwarpPFState *s, struct vfw_func *f,
 {
     uint32_t val = 0;
 
-    if (!s->dp || !vfw_dp_read(s->dp->dp, vfwarp_dp_fn(f), addr, size,
+    if (!s->dp || !vfw_dp_read(s->dp->dp, vfwarp_fn_number(f), addr, size,
                                &val)) {
         qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte ring read at 0x%"
                       HWADDR_PRIx " ignored\n", size, addr);
@@ -315,7 +314,7 @@ void vfwarp_dp_mmio_write(VfwarpPFState *s, struct vfw_func *f, hwaddr addr,
     if (s->dp) {
         VFWARP_DP_SYNC(s->dp);
     }
-    if (!s->dp || !vfw_dp_write(s->dp->dp, vfwarp_dp_fn(f), addr, val,
+    if (!s->dp || !vfw_dp_write(s->dp->dp, vfwarp_fn_number(f), addr, val,
                                 size)) {
         qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte ring write at 0x%"
                       HWADDR_PRIx " ignored\n", size, addr);

@@ -39,6 +39,13 @@ uint64_t vfwarp_func_mmio_read(VfwarpPFState *s, struct vfw_func *f,
     if (vfwarp_dp_owns(addr)) {
         return vfwarp_dp_mmio_read(s, f, addr, size);
     }
+    if (vfw_mbox_owns(addr)) {
+        if (!vfw_mbox_read(&s->mbox, vfwarp_fn_number(f), addr, size, &val)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte mailbox read at "
+                          "0x%" HWADDR_PRIx " ignored\n", size, addr);
+        }
+        return val;
+    }
     if (!vfw_func_read(&s->fn, f, addr, size, &val)) {
         qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte read at 0x%"
                       HWADDR_PRIx " ignored\n", size, addr);
@@ -51,6 +58,13 @@ void vfwarp_func_mmio_write(VfwarpPFState *s, struct vfw_func *f,
 {
     if (vfwarp_dp_owns(addr)) {
         vfwarp_dp_mmio_write(s, f, addr, val, size);
+        return;
+    }
+    if (vfw_mbox_owns(addr)) {
+        if (!vfw_mbox_write(&s->mbox, vfwarp_fn_number(f), addr, val, size)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte mailbox write at "
+                          "0x%" HWADDR_PRIx " ignored\n", size, addr);
+        }
         return;
     }
     if (!vfw_func_write(&s->fn, f, addr, val, size)) {
@@ -89,6 +103,19 @@ static void vfwarp_pf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         return;
     }
     vfwarp_func_mmio_write(s, vfw_func_pf(&s->fn), addr, val, size);
+}
+
+/* Mailbox interrupts: the PF's request vector or a VF's reply vector. */
+static void vfwarp_mbox_irq(void *opaque, unsigned fn, unsigned vector)
+{
+    VfwarpPFState *s = opaque;
+    PCIDevice *pf = PCI_DEVICE(s);
+    PCIDevice *d = fn == 0 ? pf : fn - 1 < pcie_sriov_num_vfs(pf) ?
+                   pcie_sriov_get_vf_at_index(pf, fn - 1) : NULL;
+
+    if (d && msix_enabled(d) && vector < d->msix_entries_nr) {
+        msix_notify(d, vector);
+    }
 }
 
 static const MemoryRegionOps vfwarp_pf_mmio_ops = {
@@ -173,6 +200,12 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "vfwarp: cannot set up the admin queue");
         return;
     }
+    if (vfw_mbox_init(&s->mbox, &(struct vfw_mbox_ops) {
+                          .irq = vfwarp_mbox_irq, .opaque = s },
+                      s->total_vfs)) {
+        error_setg(errp, "vfwarp: cannot set up the mailbox");
+        return;
+    }
 
     pdev->config_write = vfwarp_pf_write_config;
     pdev->config[PCI_INTERRUPT_PIN] = 1;
@@ -246,6 +279,7 @@ static void vfwarp_pf_reset(DeviceState *dev)
     vfw_func_dev_reset(&s->fn);
     vfwarp_dp_reset(s);
     vfw_admin_reset(&s->admin);
+    vfw_mbox_reset(&s->mbox);
     if (s->nic) {
         vfw_func_set_uplink(&s->fn, qemu_get_queue(s->nic)->peer != NULL);
         vfwarp_dp_set_uplink(s, qemu_get_queue(s->nic)->peer != NULL);

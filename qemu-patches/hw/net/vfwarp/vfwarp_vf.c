@@ -135,6 +135,7 @@ static void vfwarp_vf_reset(DeviceState *dev)
     if (s) {
         vfw_func_reset(f);
         vfwarp_dp_reset_fn(s, f);
+        vfw_mbox_reset_vf(&s->mbox, f->index);
     }
 }
 
