@@ -16,10 +16,12 @@ for dir in pf-driver/kernel vf-driver/kernel; do
   [ -f "$VFW_TOP/$dir/Kbuild" ] || continue
   name=${dir%%/*}
   step "Building $dir for guest kernel $kver"
-  # Copy sources (and the shared hardware interface) so the tree stays clean.
+  # Copy sources (and the shared hardware interface and kernel code, which
+  # Kbuild reaches as ../../include and ../../common) so the tree stays clean.
   mkdir -p "$out/src/$name/kernel"
   rsync -rc --delete --exclude '*.o' --exclude '*.ko' "$VFW_TOP/$dir/" "$out/src/$name/kernel/"
   rsync -rc --delete "$VFW_TOP/include/" "$out/src/include/"
+  rsync -rc --delete --exclude '*.o' --exclude '.*.cmd' "$VFW_TOP/common/" "$out/src/common/"
   unshare -m --propagation private bash -c '
     set -e; r=$1; o=$2; k=$3; n=$4
     mount -t proc proc "$r/proc"; mkdir -p "$r/mnt/build"; mount --bind "$o" "$r/mnt/build"

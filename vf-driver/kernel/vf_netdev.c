@@ -5,7 +5,8 @@
  * decides them (ip link set PF vf N mac/state ...). MSI-X: vector 0 link,
  * 1 RX ring, 2 TX ring. ethtool -S shows the driver's counters and the
  * device's per-function counters (including the switch's drops of this
- * VF's frames: spoof, VLAN, link, meter, ACL).
+ * VF's frames: spoof, VLAN, link, meter, ACL). Rings, NAPI and counters
+ * are the function-agnostic common/kernel/vfw_eth.c the PF shares.
  */
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
@@ -16,73 +17,26 @@
 
 #include "vf.h"
 
-static void vfw_vf_link_check(struct vfw_vf *vf)
-{
-	bool up = vfw_rd(vf, VFW_REG_LINK_STATUS) & VFW_LINK_UP;
-
-	if (up && !netif_carrier_ok(vf->netdev))
-		netif_carrier_on(vf->netdev);
-	else if (!up && netif_carrier_ok(vf->netdev))
-		netif_carrier_off(vf->netdev);
-}
-
-static irqreturn_t vfw_vf_link_irq(int irq, void *data)
-{
-	struct vfw_vf *vf = data;
-
-	if (netif_running(vf->netdev))
-		vfw_vf_link_check(vf);
-	return IRQ_HANDLED;
-}
-
-static irqreturn_t vfw_vf_ring_irq(int irq, void *data)
-{
-	struct vfw_vf *vf = data;
-
-	if (!vf->rings_up)
-		return IRQ_HANDLED;
-	vfw_vf_irq_enable(vf, false);
-	napi_schedule_irqoff(&vf->napi);
-	return IRQ_HANDLED;
-}
-
-static int vfw_vf_up(struct vfw_vf *vf)
-{
-	int err;
-
-	err = vfw_vf_rings_up(vf);
-	if (err)
-		return err;
-	napi_enable(&vf->napi);
-	vfw_vf_irq_enable(vf, true);
-	vfw_wr(vf, VFW_REG_LINK_CTRL, VFW_RING_CTRL_IRQ_EN |
-	       (VFW_VF_VEC_LINK << VFW_RING_CTRL_VEC_SHIFT));
-	vfw_vf_link_check(vf);
-	netif_start_queue(vf->netdev);
-	return 0;
-}
-
-static void vfw_vf_down(struct vfw_vf *vf)
-{
-	netif_stop_queue(vf->netdev);
-	netif_carrier_off(vf->netdev);
-	if (!vf->rings_up)
-		return;
-	vfw_wr(vf, VFW_REG_LINK_CTRL, 0);
-	vfw_vf_irq_enable(vf, false);
-	napi_disable(&vf->napi);
-	vfw_vf_rings_down(vf);
-}
-
 static int vfw_vf_open(struct net_device *netdev)
 {
-	return vfw_vf_up(netdev_priv(netdev));
+	struct vfw_vf *vf = netdev_priv(netdev);
+
+	return vfw_eth_up(&vf->eth);
 }
 
 static int vfw_vf_stop(struct net_device *netdev)
 {
-	vfw_vf_down(netdev_priv(netdev));
+	struct vfw_vf *vf = netdev_priv(netdev);
+
+	vfw_eth_down(&vf->eth);
 	return 0;
+}
+
+static netdev_tx_t vfw_vf_xmit(struct sk_buff *skb, struct net_device *netdev)
+{
+	struct vfw_vf *vf = netdev_priv(netdev);
+
+	return vfw_eth_xmit(&vf->eth, skb);
 }
 
 static void vfw_vf_get_stats64(struct net_device *netdev,
@@ -90,13 +44,7 @@ static void vfw_vf_get_stats64(struct net_device *netdev,
 {
 	struct vfw_vf *vf = netdev_priv(netdev);
 
-	st->tx_packets = vf->stats.tx_packets;
-	st->tx_bytes = vf->stats.tx_bytes;
-	st->tx_errors = vf->stats.tx_errors;
-	st->tx_dropped = vf->stats.tx_dropped;
-	st->rx_packets = vf->stats.rx_packets;
-	st->rx_bytes = vf->stats.rx_bytes;
-	st->rx_errors = vf->stats.rx_errors;
+	vfw_eth_get_stats64(&vf->eth, st);
 }
 
 static const struct net_device_ops vfw_vf_netdev_ops = {
@@ -110,62 +58,23 @@ static const struct net_device_ops vfw_vf_netdev_ops = {
 };
 
 /* ethtool -S: driver counters, then the device's (32-bit, wrapping). */
-static const char vfw_vf_sw_names[][ETH_GSTRING_LEN] = {
-	"tx_packets", "tx_bytes", "tx_errors", "tx_dropped", "tx_busy",
-	"rx_packets", "rx_bytes", "rx_errors", "rx_alloc_fail",
-};
-
-static const char vfw_vf_hw_names[VFW_STAT_COUNT][ETH_GSTRING_LEN] = {
-	[VFW_STAT_TX_PKTS] = "hw_tx_packets",
-	[VFW_STAT_TX_BYTES] = "hw_tx_bytes",
-	[VFW_STAT_RX_PKTS] = "hw_rx_packets",
-	[VFW_STAT_RX_BYTES] = "hw_rx_bytes",
-	[VFW_STAT_TX_DESC_ERR] = "hw_tx_desc_errors",
-	[VFW_STAT_RX_NO_BUF] = "hw_rx_no_buffer",
-	[VFW_STAT_RX_DESC_ERR] = "hw_rx_desc_errors",
-	[VFW_STAT_TX_DROP_SPOOF] = "hw_tx_drop_spoof",
-	[VFW_STAT_TX_DROP_VLAN] = "hw_tx_drop_vlan",
-	[VFW_STAT_TX_DROP_LINK] = "hw_tx_drop_link",
-	[VFW_STAT_TX_DROP_METER] = "hw_tx_drop_meter",
-	[VFW_STAT_TX_DROP_ACL] = "hw_tx_drop_acl",
-	[VFW_STAT_TX_DROP_OTHER] = "hw_tx_drop_other",
-};
-
-#define VFW_VF_NUM_SW ARRAY_SIZE(vfw_vf_sw_names)
-
 static int vfw_vf_get_sset_count(struct net_device *netdev, int sset)
 {
-	return sset == ETH_SS_STATS ? VFW_VF_NUM_SW + VFW_STAT_COUNT :
-				      -EOPNOTSUPP;
+	return sset == ETH_SS_STATS ? VFW_ETH_NUM_STATS : -EOPNOTSUPP;
 }
 
 static void vfw_vf_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 {
-	if (sset != ETH_SS_STATS)
-		return;
-	memcpy(data, vfw_vf_sw_names, sizeof(vfw_vf_sw_names));
-	memcpy(data + sizeof(vfw_vf_sw_names), vfw_vf_hw_names,
-	       sizeof(vfw_vf_hw_names));
+	if (sset == ETH_SS_STATS)
+		vfw_eth_get_strings(data);
 }
 
 static void vfw_vf_get_ethtool_stats(struct net_device *netdev,
 				     struct ethtool_stats *es, u64 *data)
 {
 	struct vfw_vf *vf = netdev_priv(netdev);
-	const struct vfw_vf_sw_stats *s = &vf->stats;
-	int i = 0, n;
 
-	data[i++] = s->tx_packets;
-	data[i++] = s->tx_bytes;
-	data[i++] = s->tx_errors;
-	data[i++] = s->tx_dropped;
-	data[i++] = s->tx_busy;
-	data[i++] = s->rx_packets;
-	data[i++] = s->rx_bytes;
-	data[i++] = s->rx_errors;
-	data[i++] = s->rx_alloc_fail;
-	for (n = 0; n < VFW_STAT_COUNT; n++)
-		data[i++] = vfw_rd(vf, VFW_REG_STAT(n));
+	vfw_eth_get_ethtool_stats(&vf->eth, data);
 }
 
 static void vfw_vf_get_drvinfo(struct net_device *netdev,
@@ -174,7 +83,7 @@ static void vfw_vf_get_drvinfo(struct net_device *netdev,
 	struct vfw_vf *vf = netdev_priv(netdev);
 
 	strscpy(info->driver, VFW_VF_DRV_NAME, sizeof(info->driver));
-	strscpy(info->bus_info, pci_name(vf->pdev), sizeof(info->bus_info));
+	strscpy(info->bus_info, pci_name(vf->eth.pdev), sizeof(info->bus_info));
 }
 
 static const struct ethtool_ops vfw_vf_ethtool_ops = {
@@ -185,24 +94,25 @@ static const struct ethtool_ops vfw_vf_ethtool_ops = {
 	.get_ethtool_stats = vfw_vf_get_ethtool_stats,
 };
 
-static void vfw_vf_read_mac(struct vfw_vf *vf)
+static void vfw_vf_read_mac(struct vfw_eth *eth)
 {
-	u32 lo = vfw_rd(vf, VFW_REG_DP_MAC_LO);
-	u32 hi = vfw_rd(vf, VFW_REG_DP_MAC_HI);
+	u32 lo = vfw_eth_rd(eth, VFW_REG_DP_MAC_LO);
+	u32 hi = vfw_eth_rd(eth, VFW_REG_DP_MAC_HI);
 	u8 mac[ETH_ALEN] = { lo, lo >> 8, lo >> 16, lo >> 24, hi, hi >> 8 };
 
 	if (is_valid_ether_addr(mac)) {
-		eth_hw_addr_set(vf->netdev, mac);
+		eth_hw_addr_set(eth->netdev, mac);
 	} else {
-		eth_hw_addr_random(vf->netdev);
-		dev_warn(&vf->pdev->dev, "no MAC from the device, using %pM\n",
-			 vf->netdev->dev_addr);
+		eth_hw_addr_random(eth->netdev);
+		dev_warn(&eth->pdev->dev, "no MAC from the device, using %pM\n",
+			 eth->netdev->dev_addr);
 	}
 }
 
 int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 {
 	struct net_device *netdev;
+	struct vfw_eth *eth;
 	struct vfw_vf *vf;
 	int err, nvec;
 
@@ -216,9 +126,13 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 		return -ENOMEM;
 	SET_NETDEV_DEV(netdev, &pdev->dev);
 	vf = netdev_priv(netdev);
-	vf->pdev = pdev;
-	vf->netdev = netdev;
-	vf->bar0 = bar0;
+	eth = &vf->eth;
+	eth->pdev = pdev;
+	eth->netdev = netdev;
+	eth->bar0 = bar0;
+	eth->vec_link = VFW_VF_VEC_LINK;
+	eth->vec_rx = VFW_VF_VEC_RX;
+	eth->vec_tx = VFW_VF_VEC_TX;
 	vf->index = index;
 	pci_set_drvdata(pdev, vf);
 
@@ -229,15 +143,15 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 		goto err_free;
 	}
 	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK),
-			  vfw_vf_link_irq, 0, "vfwarp_vf-link", vf);
+			  vfw_eth_link_irq, 0, "vfwarp_vf-link", eth);
 	if (err)
 		goto err_vec;
 	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX),
-			  vfw_vf_ring_irq, 0, "vfwarp_vf-rx", vf);
+			  vfw_eth_ring_irq, 0, "vfwarp_vf-rx", eth);
 	if (err)
 		goto err_irq0;
 	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX),
-			  vfw_vf_ring_irq, 0, "vfwarp_vf-tx", vf);
+			  vfw_eth_ring_irq, 0, "vfwarp_vf-tx", eth);
 	if (err)
 		goto err_irq1;
 
@@ -246,8 +160,8 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 	netdev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
 	netdev->min_mtu = ETH_MIN_MTU;
 	netdev->max_mtu = ETH_DATA_LEN;
-	netif_napi_add(netdev, &vf->napi, vfw_vf_poll);
-	vfw_vf_read_mac(vf);
+	netif_napi_add(netdev, &eth->napi, vfw_eth_poll);
+	vfw_vf_read_mac(eth);
 	netif_carrier_off(netdev);
 
 	err = register_netdev(netdev);
@@ -258,12 +172,12 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 	return 0;
 
 err_napi:
-	netif_napi_del(&vf->napi);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX), vf);
+	netif_napi_del(&eth->napi);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX), eth);
 err_irq1:
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX), vf);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX), eth);
 err_irq0:
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), vf);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), eth);
 err_vec:
 	pci_free_irq_vectors(pdev);
 err_free:
@@ -275,18 +189,20 @@ err_free:
 void vfw_vf_netdev_remove(struct pci_dev *pdev)
 {
 	struct vfw_vf *vf = pci_get_drvdata(pdev);
+	struct vfw_eth *eth;
 
 	if (!vf)
 		return;
-	unregister_netdev(vf->netdev);
-	netif_napi_del(&vf->napi);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX), vf);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX), vf);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), vf);
+	eth = &vf->eth;
+	unregister_netdev(eth->netdev);
+	netif_napi_del(&eth->napi);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX), eth);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX), eth);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), eth);
 	pci_free_irq_vectors(pdev);
 	pci_clear_master(pdev);
 	pci_set_drvdata(pdev, NULL);
-	free_netdev(vf->netdev);
+	free_netdev(eth->netdev);
 }
 
 /* FLR (sysfs reset, VFIO): the device forgets the rings; rebuild them. */
@@ -297,9 +213,9 @@ static void vfw_vf_reset_prepare(struct pci_dev *pdev)
 	if (!vf)
 		return;
 	rtnl_lock();
-	netif_device_detach(vf->netdev);
-	if (netif_running(vf->netdev))
-		vfw_vf_down(vf);
+	netif_device_detach(vf->eth.netdev);
+	if (netif_running(vf->eth.netdev))
+		vfw_eth_down(&vf->eth);
 	rtnl_unlock();
 }
 
@@ -311,9 +227,9 @@ static void vfw_vf_reset_done(struct pci_dev *pdev)
 		return;
 	rtnl_lock();
 	pci_set_master(pdev);
-	if (netif_running(vf->netdev) && vfw_vf_up(vf))
-		netdev_err(vf->netdev, "cannot restart after reset\n");
-	netif_device_attach(vf->netdev);
+	if (netif_running(vf->eth.netdev) && vfw_eth_up(&vf->eth))
+		netdev_err(vf->eth.netdev, "cannot restart after reset\n");
+	netif_device_attach(vf->eth.netdev);
 	rtnl_unlock();
 }
 

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vfw_eth: TX/RX descriptor rings (include/vfwarp/vfwarp_ring.h), NAPI,
+ * link and counters of one vfwarp function, shared by the PF and VF drivers.
+ *
+ * One TX and one RX ring per function. TX: one descriptor per frame (the
+ * netdev does not advertise scatter-gather), the doorbell is the ring's
+ * TAIL. RX: one VFW_ETH_RX_BUF buffer per descriptor; the driver keeps one
+ * slot empty so TAIL == HEAD always means "no buffers". Both ring vectors
+ * schedule the same NAPI context; the handler masks the rings' interrupts
+ * (IRQ_EN) and the poll re-enables them, and the device raises anything
+ * that completed while they were masked.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/netdevice.h>
+#include <linux/pci.h>
+
+#include "vfw_eth.h"
+
+static u32 ring_ctrl(unsigned int vec, bool irq)
+{
+	return VFW_RING_CTRL_ENABLE | (irq ? VFW_RING_CTRL_IRQ_EN : 0) |
+	       (vec << VFW_RING_CTRL_VEC_SHIFT);
+}
+
+void vfw_eth_irq_enable(struct vfw_eth *eth, bool on)
+{
+	vfw_eth_wr(eth, VFW_REG_RXQ0 + VFW_RING_CTRL,
+		   ring_ctrl(eth->vec_rx, on));
+	vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_CTRL,
+		   ring_ctrl(eth->vec_tx, on));
+}
+
+static int ring_alloc(struct vfw_eth *eth, struct vfw_eth_ring *r)
+{
+	struct device *dev = &eth->pdev->dev;
+
+	r->count = VFW_ETH_RING_ENTRIES;
+	r->next_to_use = 0;
+	r->next_to_clean = 0;
+	r->desc = dma_alloc_coherent(dev, r->count * VFW_DESC_SIZE,
+				     &r->desc_dma, GFP_KERNEL);
+	r->skb = kcalloc(r->count, sizeof(*r->skb), GFP_KERNEL);
+	r->buf_dma = kcalloc(r->count, sizeof(*r->buf_dma), GFP_KERNEL);
+	r->buf_len = kcalloc(r->count, sizeof(*r->buf_len), GFP_KERNEL);
+	if (!r->desc || !r->skb || !r->buf_dma || !r->buf_len)
+		return -ENOMEM;
+	return 0;
+}
+
+static void ring_free(struct vfw_eth *eth, struct vfw_eth_ring *r,
+		      enum dma_data_direction dir)
+{
+	struct device *dev = &eth->pdev->dev;
+	u32 i;
+
+	for (i = 0; r->skb && i < r->count; i++) {
+		if (!r->skb[i])
+			continue;
+		dma_unmap_single(dev, r->buf_dma[i], r->buf_len[i], dir);
+		dev_kfree_skb_any(r->skb[i]);
+		r->skb[i] = NULL;
+	}
+	if (r->desc)
+		dma_free_coherent(dev, r->count * VFW_DESC_SIZE, r->desc,
+				  r->desc_dma);
+	kfree(r->skb);
+	kfree(r->buf_dma);
+	kfree(r->buf_len);
+	memset(r, 0, sizeof(*r));
+}
+
+static void ring_program(struct vfw_eth *eth, u32 base,
+			 struct vfw_eth_ring *r, unsigned int vec)
+{
+	vfw_eth_wr(eth, base + VFW_RING_CTRL, 0);
+	vfw_eth_wr(eth, base + VFW_RING_BASE_LO, lower_32_bits(r->desc_dma));
+	vfw_eth_wr(eth, base + VFW_RING_BASE_HI, upper_32_bits(r->desc_dma));
+	vfw_eth_wr(eth, base + VFW_RING_LEN, r->count);
+	vfw_eth_wr(eth, base + VFW_RING_CTRL, ring_ctrl(vec, false));
+}
+
+/* Give the device every free RX slot but one. */
+static void rx_refill(struct vfw_eth *eth)
+{
+	struct vfw_eth_ring *r = &eth->rx;
+	struct device *dev = &eth->pdev->dev;
+	u32 mask = r->count - 1;
+	bool posted = false;
+
+	while (((r->next_to_use + 1) & mask) != r->next_to_clean) {
+		struct vfw_rx_desc *d = (struct vfw_rx_desc *)r->desc +
+					r->next_to_use;
+		struct sk_buff *skb;
+		dma_addr_t dma;
+
+		skb = netdev_alloc_skb_ip_align(eth->netdev, VFW_ETH_RX_BUF);
+		if (!skb) {
+			eth->stats.rx_alloc_fail++;
+			break;
+		}
+		dma = dma_map_single(dev, skb->data, VFW_ETH_RX_BUF,
+				     DMA_FROM_DEVICE);
+		if (dma_mapping_error(dev, dma)) {
+			dev_kfree_skb_any(skb);
+			eth->stats.rx_alloc_fail++;
+			break;
+		}
+		r->skb[r->next_to_use] = skb;
+		r->buf_dma[r->next_to_use] = dma;
+		r->buf_len[r->next_to_use] = VFW_ETH_RX_BUF;
+		d->addr = cpu_to_le64(dma);
+		d->buf_len = cpu_to_le16(VFW_ETH_RX_BUF);
+		d->status = 0;
+		d->err = 0;
+		d->vlan = 0;
+		d->rsvd = 0;
+		r->next_to_use = (r->next_to_use + 1) & mask;
+		posted = true;
+	}
+	if (posted) {
+		/* Descriptors visible before the doorbell. */
+		wmb();
+		vfw_eth_wr(eth, VFW_REG_RXQ0 + VFW_RING_TAIL, r->next_to_use);
+	}
+}
+
+int vfw_eth_rings_up(struct vfw_eth *eth)
+{
+	int err;
+
+	err = ring_alloc(eth, &eth->tx);
+	if (!err)
+		err = ring_alloc(eth, &eth->rx);
+	if (err) {
+		ring_free(eth, &eth->tx, DMA_TO_DEVICE);
+		ring_free(eth, &eth->rx, DMA_FROM_DEVICE);
+		return err;
+	}
+	ring_program(eth, VFW_REG_TXQ0, &eth->tx, eth->vec_tx);
+	ring_program(eth, VFW_REG_RXQ0, &eth->rx, eth->vec_rx);
+	if (!(vfw_eth_rd(eth, VFW_REG_TXQ0 + VFW_RING_STATUS) &
+	      VFW_RING_STS_ENABLED) ||
+	    !(vfw_eth_rd(eth, VFW_REG_RXQ0 + VFW_RING_STATUS) &
+	      VFW_RING_STS_ENABLED)) {
+		netdev_err(eth->netdev, "device refused the rings\n");
+		vfw_eth_rings_down(eth);
+		return -EIO;
+	}
+	rx_refill(eth);
+	eth->rings_up = true;
+	return 0;
+}
+
+void vfw_eth_rings_down(struct vfw_eth *eth)
+{
+	/* The device stops using both rings before their memory goes. */
+	vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_CTRL, 0);
+	vfw_eth_wr(eth, VFW_REG_RXQ0 + VFW_RING_CTRL, 0);
+	vfw_eth_rd(eth, VFW_REG_MAGIC);
+	ring_free(eth, &eth->tx, DMA_TO_DEVICE);
+	ring_free(eth, &eth->rx, DMA_FROM_DEVICE);
+	eth->rings_up = false;
+}
+
+void vfw_eth_link_check(struct vfw_eth *eth)
+{
+	bool up = vfw_eth_rd(eth, VFW_REG_LINK_STATUS) & VFW_LINK_UP;
+
+	if (up && !netif_carrier_ok(eth->netdev))
+		netif_carrier_on(eth->netdev);
+	else if (!up && netif_carrier_ok(eth->netdev))
+		netif_carrier_off(eth->netdev);
+}
+
+irqreturn_t vfw_eth_link_irq(int irq, void *data)
+{
+	struct vfw_eth *eth = data;
+
+	if (netif_running(eth->netdev))
+		vfw_eth_link_check(eth);
+	return IRQ_HANDLED;
+}
+
+irqreturn_t vfw_eth_ring_irq(int irq, void *data)
+{
+	struct vfw_eth *eth = data;
+
+	if (!eth->rings_up)
+		return IRQ_HANDLED;
+	vfw_eth_irq_enable(eth, false);
+	napi_schedule_irqoff(&eth->napi);
+	return IRQ_HANDLED;
+}
+
+int vfw_eth_up(struct vfw_eth *eth)
+{
+	int err;
+
+	err = vfw_eth_rings_up(eth);
+	if (err)
+		return err;
+	napi_enable(&eth->napi);
+	vfw_eth_irq_enable(eth, true);
+	vfw_eth_wr(eth, VFW_REG_LINK_CTRL, VFW_RING_CTRL_IRQ_EN |
+		   (eth->vec_link << VFW_RING_CTRL_VEC_SHIFT));
+	vfw_eth_link_check(eth);
+	netif_start_queue(eth->netdev);
+	return 0;
+}
+
+void vfw_eth_down(struct vfw_eth *eth)
+{
+	netif_stop_queue(eth->netdev);
+	netif_carrier_off(eth->netdev);
+	if (!eth->rings_up)
+		return;
+	vfw_eth_wr(eth, VFW_REG_LINK_CTRL, 0);
+	vfw_eth_irq_enable(eth, false);
+	napi_disable(&eth->napi);
+	vfw_eth_rings_down(eth);
+}
+
+static u32 tx_free(const struct vfw_eth_ring *r)
+{
+	return (r->next_to_clean - r->next_to_use - 1) & (r->count - 1);
+}
+
+netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb)
+{
+	struct net_device *netdev = eth->netdev;
+	struct vfw_eth_ring *r = &eth->tx;
+	struct device *dev = &eth->pdev->dev;
+	struct vfw_tx_desc *d;
+	dma_addr_t dma;
+	u32 i;
+
+	if (skb_put_padto(skb, ETH_ZLEN)) {
+		eth->stats.tx_dropped++;
+		return NETDEV_TX_OK;
+	}
+	if (skb_linearize(skb) || skb->len > VFW_FRAME_MAX) {
+		eth->stats.tx_dropped++;
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	if (!tx_free(r)) {
+		netif_stop_queue(netdev);
+		eth->stats.tx_busy++;
+		return NETDEV_TX_BUSY;
+	}
+	dma = dma_map_single(dev, skb->data, skb->len, DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, dma)) {
+		eth->stats.tx_dropped++;
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	i = r->next_to_use;
+	r->skb[i] = skb;
+	r->buf_dma[i] = dma;
+	r->buf_len[i] = skb->len;
+	d = (struct vfw_tx_desc *)r->desc + i;
+	d->addr = cpu_to_le64(dma);
+	d->len = cpu_to_le16(skb->len);
+	d->flags = VFW_TXD_EOP;
+	d->status = 0;
+	d->vlan = 0;
+	d->rsvd = 0;
+	r->next_to_use = (i + 1) & (r->count - 1);
+	skb_tx_timestamp(skb);
+	if (tx_free(r) < 2) {
+		netif_stop_queue(netdev);
+		/* tx_clean() may have freed slots before it saw the stop. */
+		smp_mb();
+		if (tx_free(r) >= 2)
+			netif_start_queue(netdev);
+	}
+	if (!netdev_xmit_more() || netif_queue_stopped(netdev)) {
+		wmb();
+		vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_TAIL, r->next_to_use);
+	}
+	return NETDEV_TX_OK;
+}
+
+static void tx_clean(struct vfw_eth *eth, int budget)
+{
+	struct vfw_eth_ring *r = &eth->tx;
+	struct device *dev = &eth->pdev->dev;
+	u32 mask = r->count - 1;
+
+	while (r->next_to_clean != r->next_to_use) {
+		u32 i = r->next_to_clean;
+		struct vfw_tx_desc *d = (struct vfw_tx_desc *)r->desc + i;
+		u8 status = READ_ONCE(d->status);
+
+		if (!(status & VFW_TXD_STS_DD))
+			break;
+		dma_rmb();
+		dma_unmap_single(dev, r->buf_dma[i], r->buf_len[i],
+				 DMA_TO_DEVICE);
+		if (status & VFW_TXD_STS_ERR) {
+			eth->stats.tx_errors++;
+		} else if (status & VFW_TXD_STS_DROP) {
+			eth->stats.tx_dropped++;
+		} else {
+			eth->stats.tx_packets++;
+			eth->stats.tx_bytes += r->buf_len[i];
+		}
+		napi_consume_skb(r->skb[i], budget);
+		r->skb[i] = NULL;
+		r->next_to_clean = (i + 1) & mask;
+	}
+	smp_mb();
+	if (netif_queue_stopped(eth->netdev) && tx_free(r) >= r->count / 4)
+		netif_wake_queue(eth->netdev);
+}
+
+static int rx_clean(struct vfw_eth *eth, int budget)
+{
+	struct vfw_eth_ring *r = &eth->rx;
+	struct device *dev = &eth->pdev->dev;
+	u32 mask = r->count - 1;
+	int done = 0;
+
+	while (done < budget && r->next_to_clean != r->next_to_use) {
+		u32 i = r->next_to_clean;
+		struct vfw_rx_desc *d = (struct vfw_rx_desc *)r->desc + i;
+		u8 status = READ_ONCE(d->status);
+		struct sk_buff *skb;
+		u16 len;
+
+		if (!(status & VFW_RXD_STS_DD))
+			break;
+		dma_rmb();
+		len = le16_to_cpu(d->buf_len);
+		skb = r->skb[i];
+		r->skb[i] = NULL;
+		dma_unmap_single(dev, r->buf_dma[i], r->buf_len[i],
+				 DMA_FROM_DEVICE);
+		r->next_to_clean = (i + 1) & mask;
+		done++;
+		if (d->err || !(status & VFW_RXD_STS_EOP) || len < ETH_HLEN ||
+		    len > VFW_ETH_RX_BUF) {
+			eth->stats.rx_errors++;
+			dev_kfree_skb_any(skb);
+			continue;
+		}
+		skb_put(skb, len);
+		skb->protocol = eth_type_trans(skb, eth->netdev);
+		eth->stats.rx_packets++;
+		eth->stats.rx_bytes += len;
+		napi_gro_receive(&eth->napi, skb);
+	}
+	rx_refill(eth);
+	return done;
+}
+
+int vfw_eth_poll(struct napi_struct *napi, int budget)
+{
+	struct vfw_eth *eth = container_of(napi, struct vfw_eth, napi);
+	int done;
+
+	tx_clean(eth, budget);
+	done = rx_clean(eth, budget);
+	if (done < budget && napi_complete_done(napi, done))
+		vfw_eth_irq_enable(eth, true);
+	return min(done, budget);
+}
+
+void vfw_eth_get_stats64(const struct vfw_eth *eth,
+			 struct rtnl_link_stats64 *st)
+{
+	st->tx_packets = eth->stats.tx_packets;
+	st->tx_bytes = eth->stats.tx_bytes;
+	st->tx_errors = eth->stats.tx_errors;
+	st->tx_dropped = eth->stats.tx_dropped;
+	st->rx_packets = eth->stats.rx_packets;
+	st->rx_bytes = eth->stats.rx_bytes;
+	st->rx_errors = eth->stats.rx_errors;
+}
+
+static const char vfw_eth_sw_names[][ETH_GSTRING_LEN] = {
+	"tx_packets", "tx_bytes", "tx_errors", "tx_dropped", "tx_busy",
+	"rx_packets", "rx_bytes", "rx_errors", "rx_alloc_fail",
+};
+static_assert(ARRAY_SIZE(vfw_eth_sw_names) == VFW_ETH_NUM_SW_STATS);
+
+static const char vfw_eth_hw_names[VFW_STAT_COUNT][ETH_GSTRING_LEN] = {
+	[VFW_STAT_TX_PKTS] = "hw_tx_packets",
+	[VFW_STAT_TX_BYTES] = "hw_tx_bytes",
+	[VFW_STAT_RX_PKTS] = "hw_rx_packets",
+	[VFW_STAT_RX_BYTES] = "hw_rx_bytes",
+	[VFW_STAT_TX_DESC_ERR] = "hw_tx_desc_errors",
+	[VFW_STAT_RX_NO_BUF] = "hw_rx_no_buffer",
+	[VFW_STAT_RX_DESC_ERR] = "hw_rx_desc_errors",
+	[VFW_STAT_TX_DROP_SPOOF] = "hw_tx_drop_spoof",
+	[VFW_STAT_TX_DROP_VLAN] = "hw_tx_drop_vlan",
+	[VFW_STAT_TX_DROP_LINK] = "hw_tx_drop_link",
+	[VFW_STAT_TX_DROP_METER] = "hw_tx_drop_meter",
+	[VFW_STAT_TX_DROP_ACL] = "hw_tx_drop_acl",
+	[VFW_STAT_TX_DROP_OTHER] = "hw_tx_drop_other",
+	[VFW_STAT_RX_FILTERED] = "hw_rx_filtered",
+};
+
+/* VFW_ETH_NUM_STATS names of ETH_GSTRING_LEN bytes. */
+void vfw_eth_get_strings(u8 *data)
+{
+	memcpy(data, vfw_eth_sw_names, sizeof(vfw_eth_sw_names));
+	memcpy(data + sizeof(vfw_eth_sw_names), vfw_eth_hw_names,
+	       sizeof(vfw_eth_hw_names));
+}
+
+/* VFW_ETH_NUM_STATS values; the device's are 32-bit and wrap. */
+void vfw_eth_get_ethtool_stats(const struct vfw_eth *eth, u64 *data)
+{
+	const struct vfw_eth_sw_stats *s = &eth->stats;
+	int i = 0, n;
+
+	data[i++] = s->tx_packets;
+	data[i++] = s->tx_bytes;
+	data[i++] = s->tx_errors;
+	data[i++] = s->tx_dropped;
+	data[i++] = s->tx_busy;
+	data[i++] = s->rx_packets;
+	data[i++] = s->rx_bytes;
+	data[i++] = s->rx_errors;
+	data[i++] = s->rx_alloc_fail;
+	for (n = 0; n < VFW_STAT_COUNT; n++)
+		data[i++] = vfw_eth_rd(eth, VFW_REG_STAT(n));
+}
