@@ -259,27 +259,20 @@ int vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
     }
     sort_rules(a->rules, tmp, n, rules);
     free(tmp);
-    a->hot = aligned_alloc(64, (n ? n : 1) * sizeof(vsw_hot));
-    a->hot_hi = aligned_alloc(64, (n ? n : 1) * sizeof(vsw_hot));
     a->act = aligned_alloc(64, ((n ? n : 1) * sizeof(vsw_act) + 63) / 64 * 64);
     a->rank_of = malloc((n ? n : 1) * sizeof(uint32_t));
-    if (!a->hot || !a->hot_hi || !a->act || !a->rank_of) {
+    if (!a->act || !a->rank_of) {
         vsw_acl_free(a);
         return vsw_err(err, -ENOMEM, -1, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
         const vsw_crule *c = &a->rules[i];
         a->rank_of[c->index] = (uint32_t)i;
-        memcpy(a->hot[i].v, c->v, sizeof(a->hot[i].v));
-        memcpy(a->hot[i].m, c->m, sizeof(a->hot[i].m));
-        memcpy(a->hot_hi[i].v, c->v + 4, sizeof(a->hot_hi[i].v));
-        memcpy(a->hot_hi[i].m, c->m + 4, sizeof(a->hot_hi[i].m));
         a->act[i] = (vsw_act){ .index = c->index, .flags = c->flags, .verdict = c->verdict,
                                .set_tc = c->set_tc, .mirror_port = c->mirror_port,
-                               .meter = c->meter, .sp_lo = c->sp_lo, .sp_hi = c->sp_hi,
-                               .dp_lo = c->dp_lo, .dp_hi = c->dp_hi, .ranges = c->ranges };
+                               .meter = c->meter };
     }
-    a->bytes = sizeof(*a) + n * (sizeof(vsw_crule) + 2 * sizeof(vsw_hot) + sizeof(vsw_act) +
+    a->bytes = sizeof(*a) + n * (sizeof(vsw_crule) + sizeof(vsw_act) +
                                  2 * sizeof(vsw_ctr) + sizeof(uint32_t));
     if (vsw_acl_build_trees(a)) {
         vsw_acl_free(a);
@@ -295,11 +288,9 @@ void vsw_acl_free(vsw_acl *a)
         return;
     for (size_t t = 0; t < a->ntrees; t++) {
         free(a->trees[t].children);
-        free(a->trees[t].leafrules);
+        free(a->trees[t].leaf);
     }
     free(a->rules);
-    free(a->hot);
-    free(a->hot_hi);
     free(a->act);
     free(a->rank_of);
     free(a->ctr);

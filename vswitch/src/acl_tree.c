@@ -26,8 +26,12 @@
  *     others are cut on), the rules are split by which fields they specify
  *     into up to 8 trees; a lookup visits trees in order of their best rank
  *     and stops once no tree can beat the match found (EffiCuts' idea).
- * Lookups in bursts walk all packets one level at a time and prefetch the
- * next level, so cache misses of large trees overlap.
+ *   - a leaf entry holds the rule's value/mask only for the bits the path
+ *     has not compared yet (see vsw_tree), so the final check reads one or
+ *     two sequential lines instead of a separate rule record.
+ * Burst lookups walk every frame to its leaf first and check the leaves
+ * after; large trees are walked one level at a time over the burst with
+ * the next level prefetched, so their cache misses overlap.
  */
 #include "vsw_internal.h"
 #include <stdlib.h>
@@ -37,6 +41,12 @@
 #define LEAF_BIG     32
 #define MAX_DEPTH    40
 #define MAX_BITS     8
+#define BURST_MAX    64   /* frames walked together                       */
+/* Below this size the compiled rule set stays in L2 and walking frames one
+ * after the other beats the lockstep walk (measured here: ~15% at 4096
+ * tenant rules, 1.2 MB); bigger sets need the lockstep walk and its
+ * prefetches (+40% at 65536 rules). */
+#define SMALL_ACL    (2048u * 1024u)
 
 typedef struct field { uint8_t word, lo, width; } field;
 static const field fields[] = {
@@ -50,7 +60,8 @@ static const field fields[] = {
 typedef struct bctx {
     const vsw_acl *a;
     uint64_t *children; size_t nch, capch;
-    uint32_t *leaf;     size_t nleaf, capleaf;
+    uint64_t *leaf;     size_t nleaf, capleaf;  /* leaf entry words        */
+    size_t    nrefs;    /* rule entries in leaves                           */
     size_t    nnodes;
     size_t    budget;   /* max children + leaf refs, 0 = unlimited          */
     int       fail;     /* 1: over budget, 2: out of memory                 */
@@ -75,28 +86,45 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 
 static int over(bctx *b)
 {
-    if (b->budget && b->nch + b->nleaf > b->budget)
+    if (b->budget && b->nch + b->nrefs > b->budget)
         b->fail = b->fail ? b->fail : 1;
     return b->fail;
 }
 
-static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n)
+/* A leaf for rules r[0..n) under the path constraint pm: per rule the
+ * header, the (value, mask) pairs of the words with bits pm does not
+ * cover, and the exact port ranges if the rule has any (see vsw_tree). */
+static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *pm)
 {
-    if (grow((void **)&b->leaf, &b->capleaf, b->nleaf + n, sizeof(uint32_t))) {
+    if (grow((void **)&b->leaf, &b->capleaf, b->nleaf + n * (2 + 2 * VSW_KEY_WORDS),
+             sizeof(uint64_t))) {
         b->fail = 2;
         return VSW_TN_LEAF;
     }
-    uint64_t base = b->nleaf;
+    uint64_t base = b->nleaf, *o = b->leaf + base;
     for (size_t i = 0; i < n; i++) {
         const vsw_crule *c = &b->a->rules[r[i]];
-        uint32_t e = r[i];
-        if (c->m[4] | c->m[5] | c->m[6] | c->m[7])
-            e |= VSW_LEAF_HI;
-        if (c->ranges)
-            e |= VSW_LEAF_RANGE;
-        b->leaf[b->nleaf + i] = e;
+        uint64_t *h = o++;
+        unsigned nw = 0;
+        *h = r[i];
+        for (unsigned w = 0; w < VSW_KEY_WORDS; w++) {
+            uint64_t m = c->m[w] & ~pm[w];
+            if (!m)
+                continue;
+            *h |= (uint64_t)w << (40 + 3 * nw++);
+            *o++ = c->v[w] & m;
+            *o++ = m;
+        }
+        *h |= (uint64_t)nw << 32;
+        if (c->ranges) {
+            uint64_t sp = c->ranges & 1 ? c->sp_lo | (uint64_t)c->sp_hi << 16 : 0xffff0000u;
+            uint64_t dp = c->ranges & 2 ? c->dp_lo | (uint64_t)c->dp_hi << 16 : 0xffff0000u;
+            *h |= VSW_LE_RANGE;
+            *o++ = sp | dp << 32;
+        }
     }
-    b->nleaf += n;
+    b->nleaf = (size_t)(o - b->leaf);
+    b->nrefs += n;
     b->nnodes++;
     over(b);
     return VSW_TN_LEAF | ((uint64_t)n << 32) | base;
@@ -166,7 +194,7 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
         }
     }
     if (n <= LEAF_MAX || depth >= MAX_DEPTH)
-        return make_leaf(b, r, n);
+        return make_leaf(b, r, n, pm);
 
     uint64_t or1[VSW_KEY_WORDS] = {0}, or0[VSW_KEY_WORDS] = {0};
     for (size_t i = 0; i < n; i++) {
@@ -244,7 +272,7 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
          * replication allowed) may keep one; otherwise try the next plan. */
         if (n > LEAF_BIG && b->fpct > 100 && !b->fail)
             b->fail = 1;
-        return make_leaf(b, r, n);
+        return make_leaf(b, r, n, pm);
     }
 
     /* distribute the rules to the children */
@@ -336,8 +364,9 @@ static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
     t->root = build(&b, ranks, n, pm, 0);
     t->children = b.children;
     t->nchildren = b.nch;
-    t->leafrules = b.leaf;
-    t->nleafrules = b.nleaf;
+    t->leaf = b.leaf;
+    t->nleafwords = b.nleaf;
+    t->nleafrefs = b.nrefs;
     t->nnodes = b.nnodes;
     t->depth = b.depth;
     if (b.fail) {
@@ -435,7 +464,7 @@ int vsw_acl_build_trees(vsw_acl *a)
         return -1;
     for (size_t t = 0; t < a->ntrees; t++)
         a->bytes += a->trees[t].nchildren * sizeof(uint64_t) +
-                    a->trees[t].nleafrules * sizeof(uint32_t);
+                    a->trees[t].nleafwords * sizeof(uint64_t);
     return 0;
 }
 
@@ -450,34 +479,31 @@ static inline uint64_t walk(const vsw_tree *t, const vsw_key *k)
     return d;
 }
 
-static inline uint32_t leaf_match(const vsw_acl *a, const vsw_tree *t, uint64_t d,
-                                  const vsw_key *k, uint32_t best)
+/* First entry of leaf d matching k with a rank below best, else best. */
+static inline uint32_t leaf_match(const vsw_tree *t, uint64_t d, const vsw_key *k,
+                                  uint32_t best)
 {
-    const uint32_t *lr = t->leafrules + (uint32_t)d;
+    const uint64_t *e = t->leaf + (uint32_t)d;
     unsigned cnt = (unsigned)(d >> 32) & 0xffffff;
     for (unsigned i = 0; i < cnt; i++) {
-        uint32_t e = lr[i], rk = e & VSW_LEAF_RANK;
+        uint64_t h = *e++;
+        uint32_t rk = (uint32_t)h;
         if (rk >= best)
             break;
-        const vsw_hot *h = &a->hot[rk];
-        uint64_t x = ((k->w[0] ^ h->v[0]) & h->m[0]) | ((k->w[1] ^ h->v[1]) & h->m[1]) |
-                     ((k->w[2] ^ h->v[2]) & h->m[2]) | ((k->w[3] ^ h->v[3]) & h->m[3]);
-        if (x)
-            continue;
-        if (e & VSW_LEAF_HI) {
-            const vsw_hot *g = &a->hot_hi[rk];
-            if (((k->w[4] ^ g->v[0]) & g->m[0]) | ((k->w[5] ^ g->v[1]) & g->m[1]) |
-                ((k->w[6] ^ g->v[2]) & g->m[2]) | ((k->w[7] ^ g->v[3]) & g->m[3]))
-                continue;
+        unsigned nw = (unsigned)(h >> 32) & 15;
+        uint64_t x = 0;
+        for (unsigned j = 0; j < nw; j++, e += 2)
+            x |= (k->w[(h >> (40 + 3 * j)) & 7] ^ e[0]) & e[1];
+        if (h & VSW_LE_RANGE) {
+            /* v in [lo, hi]  <=>  v - lo <= hi - lo (unsigned) */
+            uint64_t rg = *e++;
+            uint32_t sp = (uint32_t)(k->w[1] & 0xffff), dp = (uint32_t)(k->w[2] & 0xffff);
+            uint32_t sl = (uint32_t)(rg & 0xffff), sh = (uint32_t)(rg >> 16 & 0xffff);
+            uint32_t dl = (uint32_t)(rg >> 32 & 0xffff), dh = (uint32_t)(rg >> 48);
+            x |= (uint64_t)(sp - sl > sh - sl) | (uint64_t)(dp - dl > dh - dl);
         }
-        if (e & VSW_LEAF_RANGE) {
-            const vsw_act *r = &a->act[rk];
-            unsigned sp = (unsigned)(k->w[1] & 0xffff), dp = (unsigned)(k->w[2] & 0xffff);
-            if (((r->ranges & 1) && (sp < r->sp_lo || sp > r->sp_hi)) ||
-                ((r->ranges & 2) && (dp < r->dp_lo || dp > r->dp_hi)))
-                continue;
-        }
-        return rk;
+        if (!x)
+            return rk;
     }
     return best;
 }
@@ -489,65 +515,82 @@ uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k)
         const vsw_tree *t = &a->trees[i];
         if (t->best_rank >= best)
             break;
-        best = leaf_match(a, t, walk(t, k), k, best);
+        best = leaf_match(t, walk(t, k), k, best);
     }
     return best;
+}
+
+/* Walk each frame down to its leaf in turn.  For a tree that stays in
+ * L2 this beats the lockstep walk: out-of-order execution already overlaps
+ * the short walks of consecutive frames, without the bookkeeping. */
+static void walk_each(const vsw_tree *t, const vsw_key *k, size_t n,
+                      const uint32_t *rank, uint64_t *d)
+{
+    for (size_t i = 0; i < n; i++) {
+        d[i] = rank[i] > t->best_rank ? walk(t, &k[i]) : VSW_TN_LEAF;  /* skip */
+        __builtin_prefetch(&t->leaf[(uint32_t)d[i]]);
+    }
+}
+
+/* Walk all frames one level per pass, prefetching each frame's next level,
+ * so that the cache misses of a big tree overlap; only frames still inside
+ * the tree are visited (the live list is rebuilt without branches). */
+static void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
+                          const uint32_t *rank, uint64_t *d)
+{
+    uint8_t live[BURST_MAX];
+    size_t nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = rank[i] > t->best_rank ? t->root : VSW_TN_LEAF;  /* skip */
+        live[nl] = (uint8_t)i;
+        nl += !(d[i] & VSW_TN_LEAF);
+    }
+    while (nl) {
+        size_t m = 0;
+        for (size_t j = 0; j < nl; j++) {
+            unsigned i = live[j];
+            uint64_t x = d[i];
+            unsigned w = (unsigned)(x >> 56) & 7, s = (unsigned)(x >> 48) & 63;
+            unsigned bits = (unsigned)(x >> 44) & 15;
+            x = t->children[(uint32_t)x + ((k[i].w[w] >> s) & ((1u << bits) - 1))];
+            d[i] = x;
+            unsigned w2 = (unsigned)(x >> 56) & 7, s2 = (unsigned)(x >> 48) & 63;
+            unsigned b2 = (unsigned)(x >> 44) & 15;
+            /* next level's entry, or (for a leaf) the two lines that hold
+             * most leaves; chosen without a branch */
+            const uint64_t *nx = x & VSW_TN_LEAF ? &t->leaf[(uint32_t)x]
+                : &t->children[(uint32_t)x + ((k[i].w[w2] >> s2) & ((1u << b2) - 1))];
+            __builtin_prefetch(nx);
+            __builtin_prefetch(nx + 8);
+            live[m] = (uint8_t)i;
+            m += !(x & VSW_TN_LEAF);
+        }
+        nl = m;
+    }
 }
 
 void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
                                uint32_t *rank)
 {
-    uint64_t d[64];
-    while (n > 64) {
-        vsw_acl_lookup_tree_burst(a, k, 64, rank);
-        k += 64;
-        rank += 64;
-        n -= 64;
+    uint64_t d[BURST_MAX];
+    while (n > BURST_MAX) {
+        vsw_acl_lookup_tree_burst(a, k, BURST_MAX, rank);
+        k += BURST_MAX;
+        rank += BURST_MAX;
+        n -= BURST_MAX;
     }
     for (size_t i = 0; i < n; i++)
         rank[i] = UINT32_MAX;
     for (size_t ti = 0; ti < a->ntrees; ti++) {
         const vsw_tree *t = &a->trees[ti];
-        /* walk only the frames still inside the tree, one level per pass;
-         * the list of live frames is rebuilt without branches */
-        uint8_t live[64];
-        size_t nl = 0;
-        for (size_t i = 0; i < n; i++) {
-            d[i] = rank[i] > t->best_rank ? t->root : VSW_TN_LEAF; /* skip */
-            live[nl] = (uint8_t)i;
-            nl += !(d[i] & VSW_TN_LEAF);
-        }
-        while (nl) {
-            size_t m = 0;
-            for (size_t j = 0; j < nl; j++) {
-                unsigned i = live[j];
-                uint64_t x = d[i];
-                unsigned w = (unsigned)(x >> 56) & 7, s = (unsigned)(x >> 48) & 63;
-                unsigned bits = (unsigned)(x >> 44) & 15;
-                x = t->children[(uint32_t)x + ((k[i].w[w] >> s) & ((1u << bits) - 1))];
-                d[i] = x;
-                unsigned w2 = (unsigned)(x >> 56) & 7, s2 = (unsigned)(x >> 48) & 63;
-                unsigned b2 = (unsigned)(x >> 44) & 15;
-                /* next level's entry, or (for a leaf) its rule list */
-                __builtin_prefetch(x & VSW_TN_LEAF ? (const void *)&t->leafrules[(uint32_t)x]
-                                   : (const void *)&t->children[(uint32_t)x +
-                                     ((k[i].w[w2] >> s2) & ((1u << b2) - 1))]);
-                live[m] = (uint8_t)i;
-                m += !(x & VSW_TN_LEAF);
-            }
-            nl = m;
-        }
-        for (size_t i = 0; i < n; i++)
-            if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff)) {
-                uint32_t e = t->leafrules[(uint32_t)d[i]];
-                __builtin_prefetch(&a->hot[e & VSW_LEAF_RANK]);
-                if (e & VSW_LEAF_HI)
-                    __builtin_prefetch(&a->hot_hi[e & VSW_LEAF_RANK]);
-                if (e & VSW_LEAF_RANGE)
-                    __builtin_prefetch(&a->act[e & VSW_LEAF_RANK]);
-            }
+        /* all walks first, then all leaf checks: the leaf lines prefetched
+         * at the end of each walk arrive while the other frames walk */
+        if (a->bytes < SMALL_ACL)
+            walk_each(t, k, n, rank, d);
+        else
+            walk_lockstep(t, k, n, rank, d);
         for (size_t i = 0; i < n; i++)
             if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
-                rank[i] = leaf_match(a, t, d[i], &k[i], rank[i]);
+                rank[i] = leaf_match(t, d[i], &k[i], rank[i]);
     }
 }

@@ -5,11 +5,6 @@
 #include <string.h>
 
 #define BURST 32
-/* Below this size the compiled rule set stays in L2 and walking frames one
- * at a time beats the interleaved burst walk (measured here: 5-8% at 256
- * and 4096 tenant rules, 1.4 MB); bigger sets need the burst walk (+40%
- * at 65536 rules). */
-#define SMALL_ACL (2048u * 1024u)
 
 typedef struct pstate {
     vsw_pkt  p;
@@ -236,9 +231,6 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
         if (linear)
             for (size_t j = 0; j < live; j++)
                 rank[j] = vsw_acl_lookup_linear(cs->acl, &keys[j]);
-        else if (cs->acl->bytes < SMALL_ACL)    /* cache-resident: no need */
-            for (size_t j = 0; j < live; j++)
-                rank[j] = vsw_acl_lookup_tree(cs->acl, &keys[j]);
         else
             vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank);
         for (size_t j = 0; j < live; j++)          /* rule counters: warm up */

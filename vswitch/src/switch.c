@@ -207,7 +207,7 @@ void vsw_acl_get_stats(const vsw_switch *sw, vsw_acl_stats *st)
     st->bytes = a->bytes;
     for (size_t t = 0; t < a->ntrees; t++) {
         st->nodes += a->trees[t].nnodes;
-        st->leaf_refs += a->trees[t].nleafrules;
+        st->leaf_refs += a->trees[t].nleafrefs;
         if (a->trees[t].depth > st->max_depth)
             st->max_depth = a->trees[t].depth;
     }

@@ -47,9 +47,7 @@ static inline void vsw_portset_del(vsw_portset *s, unsigned p)
  *  w3: dst IP bits 0-63             w4: src IP bits 0-63
  *  w5: dst IP bits 64-127           w6: src IP bits 64-127
  *  w7: tcp_flags<<56 | dscp<<48
- * (IPv4 addresses are the top 32 bits of w3/w4.)  Words 0-3 are what most
- * rules use, and they share one cache line in the hot rule copy (see
- * vsw_hot); words 4-7 are checked only for rules that use them.
+ * (IPv4 addresses are the top 32 bits of w3/w4.)
  * Ports are stored as 8-bit values (VSW_PORT_FLOOD -> 0xfe).
  */
 enum { VSW_KW_DIP_HI = 3, VSW_KW_SIP_HI = 4, VSW_KW_DIP_LO = 5, VSW_KW_SIP_LO = 6 };
@@ -75,33 +73,35 @@ typedef struct vsw_crule {
  * parent's child array (so a lookup step is one memory access):
  *   internal: bit63=0 | word<<56 | shift<<48 | bits<<44 | base (32 bits):
  *             child = children[base + ((key.w[word] >> shift) & (2^bits-1))]
- *   leaf:     bit63=1 | count<<32 | base: ranks leafrules[base .. +count),
- *             ascending (first match wins). */
+ *   leaf:     bit63=1 | count<<32 | base: `count` rule entries starting at
+ *             leaf[base], ascending rank (first match wins).
+ * A leaf entry carries everything the final check needs, so a leaf costs
+ * one or two sequential cache lines and no dependent load per rule:
+ *   header: rank | nw<<32 | VSW_LE_RANGE | word index j<<(40+3j), j < nw
+ *   nw (value, mask) pairs: the rule's mask bits that the path to this leaf
+ *       has not already compared (a path step selects the child whose
+ *       index equals the key's bits, and only rules agreeing with that
+ *       index are in it), so most entries check 1-3 words, not 8;
+ *   with VSW_LE_RANGE one word sp_lo | sp_hi<<16 | dp_lo<<32 | dp_hi<<48
+ *       for the exact port ranges (an unchecked range is 0..0xffff). */
+#define VSW_LE_RANGE (1ull << 36)
 typedef struct vsw_tree {
     uint64_t   root;
     uint64_t  *children;  size_t nchildren;
-    uint32_t  *leafrules; size_t nleafrules;
+    uint64_t  *leaf;      size_t nleafwords;
+    size_t     nleafrefs;   /* rule entries in leaves                      */
     size_t     nnodes;
     uint32_t   best_rank;   /* smallest rank among this tree's rules        */
     unsigned   depth;
 } vsw_tree;
 #define VSW_TN_LEAF (1ull << 63)
 
-/* The hot copy of a rule: key words 0-3 (value, mask) in one cache line;
- * leaf entries flag rules that also need words 4-7 or a range check. */
-typedef struct vsw_hot { uint64_t v[4], m[4]; } vsw_hot;
-#define VSW_LEAF_HI    (1u << 31)   /* check words 4-7 too (full crule)     */
-#define VSW_LEAF_RANGE (1u << 30)   /* check L4 port ranges (full crule)    */
-#define VSW_LEAF_RANK  ((1u << 30) - 1)
-
-/* What a matching rule does, and its exact port ranges, by rank (32 bytes,
- * one cache line holds two). */
+/* What a matching rule does, by rank (16 bytes, four per cache line). */
 typedef struct vsw_act {
     uint32_t index, flags;
     uint8_t  verdict, set_tc;
     uint16_t mirror_port, meter;
-    uint16_t sp_lo, sp_hi, dp_lo, dp_hi;
-    uint8_t  ranges, pad[9];
+    uint16_t pad;
 } vsw_act;
 
 #define VSW_MAX_TREES 8
@@ -109,8 +109,6 @@ typedef struct vsw_acl {
     uint32_t   gen;
     size_t     nrules;
     vsw_crule *rules;       /* sorted by (priority, index): position = rank */
-    vsw_hot   *hot;         /* by rank, 64-byte aligned: key words 0-3       */
-    vsw_hot   *hot_hi;      /* by rank, 64-byte aligned: key words 4-7       */
     vsw_act   *act;         /* by rank                                       */
     size_t     ntrees;
     vsw_tree   trees[VSW_MAX_TREES];
