@@ -242,9 +242,8 @@ int vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
         return vsw_err(err, -ENOMEM, -1, "out of memory");
     a->nrules = n;
     a->rules = calloc(n ? n : 1, sizeof(vsw_crule));
-    a->ctr = calloc(2 * (n ? n : 1), sizeof(vsw_ctr));
     vsw_crule *tmp = calloc(n ? n : 1, sizeof(vsw_crule));
-    if (!a->rules || !a->ctr || !tmp) {
+    if (!a->rules || !tmp) {
         free(tmp);
         vsw_acl_free(a);
         return vsw_err(err, -ENOMEM, -1, "out of memory");
@@ -268,12 +267,17 @@ int vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
     for (size_t i = 0; i < n; i++) {
         const vsw_crule *c = &a->rules[i];
         a->rank_of[c->index] = (uint32_t)i;
-        a->act[i] = (vsw_act){ .index = c->index, .flags = c->flags, .verdict = c->verdict,
-                               .set_tc = c->set_tc, .mirror_port = c->mirror_port,
-                               .meter = c->meter };
+        vsw_act *r = &a->act[i];
+        memset(r, 0, sizeof(*r));
+        r->index = c->index;
+        r->flags = c->flags;
+        r->verdict = c->verdict;
+        r->set_tc = c->set_tc;
+        r->mirror_port = c->mirror_port;
+        r->meter = c->meter;
     }
     a->bytes = sizeof(*a) + n * (sizeof(vsw_crule) + sizeof(vsw_act) +
-                                 2 * sizeof(vsw_ctr) + sizeof(uint32_t));
+                                 sizeof(uint32_t));
     if (vsw_acl_build_trees(a)) {
         vsw_acl_free(a);
         return vsw_err(err, -ENOMEM, -1, "out of memory building the classifier");
@@ -293,7 +297,6 @@ void vsw_acl_free(vsw_acl *a)
     free(a->rules);
     free(a->act);
     free(a->rank_of);
-    free(a->ctr);
     free(a);
 }
 

@@ -120,11 +120,11 @@ static unsigned egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
     uint16_t meters[3];
     unsigned nm = 0;
     if (rank != UINT32_MAX) {
-        const vsw_act *r = &acl->act[rank];
+        vsw_act *r = &acl->act[rank];
         d->rule = (int32_t)r->index;
         if (r->flags & VSW_ACTF_COUNT) {
-            vsw_ctr_add(&acl->ctr[2 * rank], 1);
-            vsw_ctr_add(&acl->ctr[2 * rank + 1], ps->len);
+            vsw_ctr_add(&r->packets, 1);
+            vsw_ctr_add(&r->bytes, ps->len);
         }
         if (r->verdict == VSW_ACT_DROP) {
             drop(sw, in_port, d, VSW_DROP_ACL);
@@ -233,11 +233,9 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
                 rank[j] = vsw_acl_lookup_linear(cs->acl, &keys[j]);
         else
             vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank);
-        for (size_t j = 0; j < live; j++)          /* rule counters: warm up */
-            if (rank[j] != UINT32_MAX) {
-                __builtin_prefetch(&cs->acl->act[rank[j]]);
-                __builtin_prefetch(&cs->acl->ctr[2 * rank[j]], 1);
-            }
+        for (size_t j = 0; j < live; j++)     /* action and counters: warm up */
+            if (rank[j] != UINT32_MAX)
+                __builtin_prefetch(&cs->acl->act[rank[j]], 1);
         for (size_t j = 0; j < live; j++)
             egress(sw, cs, in_port, &ps[idx[j]], rank[j], now_ns, &d[idx[j]]);
         frames += m;

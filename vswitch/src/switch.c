@@ -220,8 +220,8 @@ int vsw_rule_counters_get(const vsw_switch *sw, unsigned rule, uint64_t *packets
     if (rule >= a->nrules)
         return -EINVAL;
     uint32_t rk = a->rank_of[rule];
-    *packets = vsw_ctr_get(&a->ctr[2 * rk]);
-    *bytes = vsw_ctr_get(&a->ctr[2 * rk + 1]);
+    *packets = vsw_ctr_get(&a->act[rk].packets);
+    *bytes = vsw_ctr_get(&a->act[rk].bytes);
     return 0;
 }
 

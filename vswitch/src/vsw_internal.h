@@ -96,12 +96,14 @@ typedef struct vsw_tree {
 } vsw_tree;
 #define VSW_TN_LEAF (1ull << 63)
 
-/* What a matching rule does, by rank (16 bytes, four per cache line). */
+/* What a matching rule does and its counters, by rank: 32 bytes, so the
+ * data path touches one cache line per matched rule. */
 typedef struct vsw_act {
     uint32_t index, flags;
     uint8_t  verdict, set_tc;
     uint16_t mirror_port, meter;
     uint16_t pad;
+    vsw_ctr  packets, bytes;    /* rules with VSW_ACTF_COUNT */
 } vsw_act;
 
 #define VSW_MAX_TREES 8
@@ -112,7 +114,6 @@ typedef struct vsw_acl {
     vsw_act   *act;         /* by rank                                       */
     size_t     ntrees;
     vsw_tree   trees[VSW_MAX_TREES];
-    vsw_ctr   *ctr;         /* 2 per rule, by rank: packets, bytes          */
     uint32_t  *rank_of;     /* user index -> rank                           */
     size_t     bytes;
 } vsw_acl;
