@@ -67,8 +67,15 @@ int vsw_parse(const uint8_t *f, size_t len, vsw_pkt *p)
         p->ip_version = 4;
         p->dscp = ip[1] >> 2;
         p->ip_proto = ip[9];
-        memcpy(p->src_ip, ip + 12, 4);
-        memcpy(p->dst_ip, ip + 16, 4);
+        /* one 8-byte store each (the zeroed rest included): vsw_key_build
+         * reads the addresses 8 bytes at a time, and a load spanning a
+         * 4-byte store and an older one cannot be served by store
+         * forwarding (it waits for both to reach the cache) */
+        uint64_t a = 0;
+        memcpy(&a, ip + 12, 4);
+        memcpy(p->src_ip, &a, 8);
+        memcpy(&a, ip + 16, 4);
+        memcpy(p->dst_ip, &a, 8);
         uint16_t frag = rd16(ip + 6);
         if ((frag & 0x1fff) == 0)          /* first fragment or unfragmented */
             parse_l4(ip + ihl, room - ihl, p);
