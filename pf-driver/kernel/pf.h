@@ -77,4 +77,16 @@ void vfw_pf_debugfs_fini(struct vfw_pf *pf);
 void vfw_pf_debugfs_register(void);
 void vfw_pf_debugfs_unregister(void);
 
+/* pf_irq.c */
+/* The PF's MSI-X vectors, all allocated at probe: link, RX and TX as on the
+ * VFs, and the VF->PF mailbox's (its handler belongs to pf_mbox.c).
+ */
+#define VFW_PF_VEC_LINK	0
+#define VFW_PF_VEC_RX	1
+#define VFW_PF_VEC_TX	2
+#define VFW_PF_VEC_MBOX	3
+#define VFW_PF_NUM_VEC	4
+int vfw_pf_irq_init(struct vfw_pf *pf);
+void vfw_pf_irq_fini(struct vfw_pf *pf);
+
 #endif /* VFW_PF_H */

@@ -95,8 +95,14 @@ static int vfw_pf_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = vfw_pf_aq_init(pf);
 	if (err)
 		return err;
+	err = vfw_pf_irq_init(pf);
+	if (err) {
+		vfw_pf_aq_fini(pf);
+		return err;
+	}
 	err = vfw_pf_netdev_create(pf);
 	if (err) {
+		vfw_pf_irq_fini(pf);
 		vfw_pf_aq_fini(pf);
 		return err;
 	}
@@ -203,6 +209,7 @@ static void vfw_pf_remove(struct pci_dev *pdev)
 			pci_disable_sriov(pdev);
 	}
 	vfw_pf_aq_fini(pf);
+	vfw_pf_irq_fini(pf);
 	pci_clear_master(pdev);
 	dev_info(&pdev->dev, "vfwarp adapter released\n");
 }

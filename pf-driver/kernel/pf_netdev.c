@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pf_netdev.c - the PF's net_device: MAC from the device, carrier from the
- * uplink, the VF ops of pf_vf.c, and ethtool (driver info, link, admin
- * queue counters for `ethtool -S`). No data path yet: transmitted frames
- * are counted as dropped and freed (the data path will live here).
+ * pf_netdev.c - the PF's net_device: the PF function's own TX/RX rings
+ * through the embedded switch (to the uplink and to the VFs), with the
+ * data path the VFs use (common/kernel/vfw_eth.c: rings, NAPI, counters);
+ * MAC = the adapter's permanent MAC, carrier = the uplink's (LINK_STATUS +
+ * the link vector); the VF ops of pf_vf.c; ethtool -S with the admin queue
+ * counters and the ring counters. MSI-X vectors come from pf_irq.c.
  */
 #include <linux/ethtool.h>
+#include <linux/interrupt.h>
 #include <linux/io.h>
 
 #include "pf.h"
+#include "vfw_eth.h"
 
 struct vfw_pf_ndev {
 	struct vfw_pf *pf;  /* first: vfw_pf_from_netdev() */
+	struct vfw_eth eth;
 };
 
 static struct vfw_pf *ndev_pf(struct net_device *dev)
@@ -19,35 +24,39 @@ static struct vfw_pf *ndev_pf(struct net_device *dev)
 	return vfw_pf_from_netdev(dev);
 }
 
+static struct vfw_eth *ndev_eth(struct net_device *dev)
+{
+	return &((struct vfw_pf_ndev *)netdev_priv(dev))->eth;
+}
+
 static int vfw_pf_open(struct net_device *dev)
 {
-	struct vfw_pf *pf = ndev_pf(dev);
-
-	if (ioread32(pf->bar0 + VFW_REG_FEATURES_LO) & VFW_FEAT_UPLINK)
-		netif_carrier_on(dev);
-	netif_start_queue(dev);
-	return 0;
+	return vfw_eth_up(ndev_eth(dev));
 }
 
 static int vfw_pf_stop(struct net_device *dev)
 {
-	netif_stop_queue(dev);
-	netif_carrier_off(dev);
+	vfw_eth_down(ndev_eth(dev));
 	return 0;
 }
 
 static netdev_tx_t vfw_pf_start_xmit(struct sk_buff *skb,
 				     struct net_device *dev)
 {
-	DEV_STATS_INC(dev, tx_dropped);
-	dev_kfree_skb_any(skb);
-	return NETDEV_TX_OK;
+	return vfw_eth_xmit(ndev_eth(dev), skb);
+}
+
+static void vfw_pf_get_stats64(struct net_device *dev,
+			       struct rtnl_link_stats64 *st)
+{
+	vfw_eth_get_stats64(ndev_eth(dev), st);
 }
 
 static const struct net_device_ops vfw_pf_netdev_ops = {
 	.ndo_open = vfw_pf_open,
 	.ndo_stop = vfw_pf_stop,
 	.ndo_start_xmit = vfw_pf_start_xmit,
+	.ndo_get_stats64 = vfw_pf_get_stats64,
 	.ndo_validate_addr = eth_validate_addr,
 	.ndo_set_vf_mac = vfw_pf_set_vf_mac,
 	.ndo_set_vf_vlan = vfw_pf_set_vf_vlan,
@@ -84,7 +93,10 @@ static int vfw_pf_get_link_ksettings(struct net_device *dev,
 	return 0;
 }
 
-/* Driver-side counters, then the device's own (registers). */
+/*
+ * The driver's admin queue counters, then the device's (admin queue, uplink
+ * port); then the ring counters of vfw_eth (driver, then device).
+ */
 static const char vfw_pf_stat_names[][ETH_GSTRING_LEN] = {
 	"aq_cmds",
 	"aq_errors",
@@ -95,16 +107,20 @@ static const char vfw_pf_stat_names[][ETH_GSTRING_LEN] = {
 	"uplink_tx_pkts",
 };
 
+#define VFW_PF_NUM_AQ_STATS ARRAY_SIZE(vfw_pf_stat_names)
+
 static int vfw_pf_get_sset_count(struct net_device *dev, int sset)
 {
-	return sset == ETH_SS_STATS ? ARRAY_SIZE(vfw_pf_stat_names) :
+	return sset == ETH_SS_STATS ? VFW_PF_NUM_AQ_STATS + VFW_ETH_NUM_STATS :
 				      -EOPNOTSUPP;
 }
 
 static void vfw_pf_get_strings(struct net_device *dev, u32 sset, u8 *data)
 {
-	if (sset == ETH_SS_STATS)
-		memcpy(data, vfw_pf_stat_names, sizeof(vfw_pf_stat_names));
+	if (sset != ETH_SS_STATS)
+		return;
+	memcpy(data, vfw_pf_stat_names, sizeof(vfw_pf_stat_names));
+	vfw_eth_get_strings(data + sizeof(vfw_pf_stat_names));
 }
 
 static void vfw_pf_get_ethtool_stats(struct net_device *dev,
@@ -121,6 +137,7 @@ static void vfw_pf_get_ethtool_stats(struct net_device *dev,
 	data[4] = ioread32(pf->bar0 + VFW_REG_AQ_CMDS_ERR);
 	data[5] = ioread32(pf->bar0 + VFW_REG_UPLINK_RX_PKTS);
 	data[6] = ioread32(pf->bar0 + VFW_REG_UPLINK_TX_PKTS);
+	vfw_eth_get_ethtool_stats(ndev_eth(dev), data + VFW_PF_NUM_AQ_STATS);
 }
 
 static const struct ethtool_ops vfw_pf_ethtool_ops = {
@@ -134,16 +151,45 @@ static const struct ethtool_ops vfw_pf_ethtool_ops = {
 
 int vfw_pf_netdev_create(struct vfw_pf *pf)
 {
+	struct pci_dev *pdev = pf->pdev;
+	struct vfw_pf_ndev *nd;
 	struct net_device *dev;
+	struct vfw_eth *eth;
 	int err;
 
 	dev = alloc_etherdev(sizeof(struct vfw_pf_ndev));
 	if (!dev)
 		return -ENOMEM;
-	((struct vfw_pf_ndev *)netdev_priv(dev))->pf = pf;
-	SET_NETDEV_DEV(dev, &pf->pdev->dev);
+	nd = netdev_priv(dev);
+	nd->pf = pf;
+	eth = &nd->eth;
+	eth->pdev = pdev;
+	eth->netdev = dev;
+	eth->bar0 = pf->bar0;
+	eth->vec_link = VFW_PF_VEC_LINK;
+	eth->vec_rx = VFW_PF_VEC_RX;
+	eth->vec_tx = VFW_PF_VEC_TX;
+
+	err = request_irq(pci_irq_vector(pdev, VFW_PF_VEC_LINK),
+			  vfw_eth_link_irq, 0, "vfwarp_pf-link", eth);
+	if (err)
+		goto err_free;
+	err = request_irq(pci_irq_vector(pdev, VFW_PF_VEC_RX),
+			  vfw_eth_ring_irq, 0, "vfwarp_pf-rx", eth);
+	if (err)
+		goto err_irq_link;
+	err = request_irq(pci_irq_vector(pdev, VFW_PF_VEC_TX),
+			  vfw_eth_ring_irq, 0, "vfwarp_pf-tx", eth);
+	if (err)
+		goto err_irq_rx;
+
+	SET_NETDEV_DEV(dev, &pdev->dev);
 	dev->netdev_ops = &vfw_pf_netdev_ops;
 	dev->ethtool_ops = &vfw_pf_ethtool_ops;
+	/* RX buffers are VFW_ETH_RX_BUF bytes: no jumbo frames. */
+	dev->min_mtu = ETH_MIN_MTU;
+	dev->max_mtu = ETH_DATA_LEN;
+	netif_napi_add(dev, &eth->napi, vfw_eth_poll);
 	if (is_valid_ether_addr(pf->mac))
 		eth_hw_addr_set(dev, pf->mac);
 	else
@@ -151,19 +197,37 @@ int vfw_pf_netdev_create(struct vfw_pf *pf)
 	netif_carrier_off(dev);
 	pf->netdev = dev;
 	err = register_netdev(dev);
-	if (err) {
-		pf->netdev = NULL;
-		free_netdev(dev);
-		return err;
-	}
+	if (err)
+		goto err_napi;
 	return 0;
+
+err_napi:
+	pf->netdev = NULL;
+	netif_napi_del(&eth->napi);
+	free_irq(pci_irq_vector(pdev, VFW_PF_VEC_TX), eth);
+err_irq_rx:
+	free_irq(pci_irq_vector(pdev, VFW_PF_VEC_RX), eth);
+err_irq_link:
+	free_irq(pci_irq_vector(pdev, VFW_PF_VEC_LINK), eth);
+err_free:
+	free_netdev(dev);
+	return err;
 }
 
 void vfw_pf_netdev_destroy(struct vfw_pf *pf)
 {
+	struct pci_dev *pdev = pf->pdev;
+	struct vfw_eth *eth;
+
 	if (!pf->netdev)
 		return;
+	eth = ndev_eth(pf->netdev);
+	/* Stops the rings (ndo_stop) before their vectors go. */
 	unregister_netdev(pf->netdev);
+	netif_napi_del(&eth->napi);
+	free_irq(pci_irq_vector(pdev, VFW_PF_VEC_TX), eth);
+	free_irq(pci_irq_vector(pdev, VFW_PF_VEC_RX), eth);
+	free_irq(pci_irq_vector(pdev, VFW_PF_VEC_LINK), eth);
 	free_netdev(pf->netdev);
 	pf->netdev = NULL;
 }
