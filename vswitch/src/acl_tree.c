@@ -92,11 +92,11 @@ static int over(bctx *b)
 }
 
 /* A leaf for rules r[0..n) under the path constraint pm: per rule the
- * header, the (value, mask) pairs of the words with bits pm does not
- * cover, and the exact port ranges if the rule has any (see vsw_tree). */
+ * header, the slots of the key halves with mask bits pm does not cover,
+ * and the exact port ranges if the rule has any (see vsw_tree). */
 static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *pm)
 {
-    if (grow((void **)&b->leaf, &b->capleaf, b->nleaf + n * (2 + 2 * VSW_KEY_WORDS),
+    if (grow((void **)&b->leaf, &b->capleaf, b->nleaf + n * (3 + 2 * VSW_KEY_WORDS),
              sizeof(uint64_t))) {
         b->fail = 2;
         return VSW_TN_LEAF;
@@ -104,22 +104,26 @@ static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *
     uint64_t base = b->nleaf, *o = b->leaf + base;
     for (size_t i = 0; i < n; i++) {
         const vsw_crule *c = &b->a->rules[r[i]];
-        uint64_t *h = o++;
-        unsigned nw = 0;
-        *h = r[i];
-        for (unsigned w = 0; w < VSW_KEY_WORDS; w++) {
-            uint64_t m = c->m[w] & ~pm[w];
-            if (!m)
-                continue;
-            *h |= (uint64_t)w << (40 + 3 * nw++);
-            *o++ = c->v[w] & m;
-            *o++ = m;
-        }
-        *h |= (uint64_t)nw << 32;
+        uint64_t slot[2 * VSW_KEY_WORDS], idx[2] = {0, 0};
+        unsigned ns = 0;
+        for (unsigned w = 0; w < VSW_KEY_WORDS; w++)
+            for (unsigned hi = 0; hi < 2; hi++) {
+                uint32_t m = (uint32_t)((c->m[w] & ~pm[w]) >> (32 * hi));
+                if (!m)
+                    continue;
+                uint32_t v = (uint32_t)(c->v[w] >> (32 * hi)) & m;
+                idx[ns / 9] |= (uint64_t)VSW_KEY_HALF(w, hi) << (4 * (ns % 9));
+                slot[ns++] = v | (uint64_t)m << 32;
+            }
+        *o++ = r[i] | (c->ranges ? VSW_LE_RANGE : 0) | (uint64_t)ns << VSW_LE_NS_SHIFT |
+               idx[0] << VSW_LE_IDX_SHIFT;
+        if (ns > 9)
+            *o++ = idx[1];
+        memcpy(o, slot, ns * sizeof(uint64_t));
+        o += ns;
         if (c->ranges) {
             uint64_t sp = c->ranges & 1 ? c->sp_lo | (uint64_t)c->sp_hi << 16 : 0xffff0000u;
             uint64_t dp = c->ranges & 2 ? c->dp_lo | (uint64_t)c->dp_hi << 16 : 0xffff0000u;
-            *h |= VSW_LE_RANGE;
             *o++ = sp | dp << 32;
         }
     }
@@ -486,21 +490,25 @@ static inline uint32_t leaf_match(const vsw_tree *t, uint64_t d, const vsw_key *
     const uint64_t *e = t->leaf + (uint32_t)d;
     unsigned cnt = (unsigned)(d >> 32) & 0xffffff;
     for (unsigned i = 0; i < cnt; i++) {
-        uint64_t h = *e++;
-        uint32_t rk = (uint32_t)h;
+        uint64_t h = *e++, idx = h >> VSW_LE_IDX_SHIFT;
+        uint32_t rk = (uint32_t)h & VSW_LE_RANK, x = 0;
         if (rk >= best)
             break;
-        unsigned nw = (unsigned)(h >> 32) & 15;
-        uint64_t x = 0;
-        for (unsigned j = 0; j < nw; j++, e += 2)
-            x |= (k->w[(h >> (40 + 3 * j)) & 7] ^ e[0]) & e[1];
+        unsigned ns = (unsigned)(h >> VSW_LE_NS_SHIFT) & 31;
+        uint64_t idx2 = VSW_UNLIKELY(ns > 9) ? *e++ : 0;
+        for (unsigned j = 0; j < ns; j++, idx >>= 4) {
+            if (VSW_UNLIKELY(j == 9))
+                idx = idx2;
+            uint64_t s = *e++;
+            x |= (k->h[idx & 15] ^ (uint32_t)s) & (uint32_t)(s >> 32);
+        }
         if (h & VSW_LE_RANGE) {
             /* v in [lo, hi]  <=>  v - lo <= hi - lo (unsigned) */
             uint64_t rg = *e++;
             uint32_t sp = (uint32_t)(k->w[1] & 0xffff), dp = (uint32_t)(k->w[2] & 0xffff);
             uint32_t sl = (uint32_t)(rg & 0xffff), sh = (uint32_t)(rg >> 16 & 0xffff);
             uint32_t dl = (uint32_t)(rg >> 32 & 0xffff), dh = (uint32_t)(rg >> 48);
-            x |= (uint64_t)(sp - sl > sh - sl) | (uint64_t)(dp - dl > dh - dl);
+            x |= (sp - sl > sh - sl) | (dp - dl > dh - dl);
         }
         if (!x)
             return rk;

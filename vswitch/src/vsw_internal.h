@@ -52,7 +52,15 @@ static inline void vsw_portset_del(vsw_portset *s, unsigned p)
  */
 enum { VSW_KW_DIP_HI = 3, VSW_KW_SIP_HI = 4, VSW_KW_DIP_LO = 5, VSW_KW_SIP_LO = 6 };
 #define VSW_KEY_WORDS 8
-typedef struct vsw_key { uint64_t w[VSW_KEY_WORDS]; } vsw_key;
+/* h[] views the key as 32-bit halves (leaf entries compare halves) */
+typedef struct vsw_key {
+    union { uint64_t w[VSW_KEY_WORDS]; uint32_t h[2 * VSW_KEY_WORDS]; };
+} vsw_key;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define VSW_KEY_HALF(w, hi) (2 * (w) + !(hi))   /* h[] index of a half of w[w] */
+#else
+#define VSW_KEY_HALF(w, hi) (2 * (w) + (hi))
+#endif
 
 void vsw_key_build(vsw_key *k, const vsw_pkt *p, unsigned in_port,
                    unsigned out_port, uint16_t vid);
@@ -77,14 +85,19 @@ typedef struct vsw_crule {
  *             leaf[base], ascending rank (first match wins).
  * A leaf entry carries everything the final check needs, so a leaf costs
  * one or two sequential cache lines and no dependent load per rule:
- *   header: rank | nw<<32 | VSW_LE_RANGE | word index j<<(40+3j), j < nw
- *   nw (value, mask) pairs: the rule's mask bits that the path to this leaf
- *       has not already compared (a path step selects the child whose
- *       index equals the key's bits, and only rules agreeing with that
- *       index are in it), so most entries check 1-3 words, not 8;
+ *   header: rank | VSW_LE_RANGE | ns<<VSW_LE_NS_SHIFT | h[] index of slot j
+ *       << (VSW_LE_IDX_SHIFT + 4j) for j < 9 (j >= 9: in a second word);
+ *   ns slots, value | mask<<32 over one 32-bit half of the key: the halves
+ *       holding rule mask bits that the path to this leaf has not already
+ *       compared (a path step selects the child whose index equals the
+ *       key's bits, and only rules agreeing with that index are in it), so
+ *       most entries check 2-4 halves, not 16, in 8 bytes each;
  *   with VSW_LE_RANGE one word sp_lo | sp_hi<<16 | dp_lo<<32 | dp_hi<<48
  *       for the exact port ranges (an unchecked range is 0..0xffff). */
-#define VSW_LE_RANGE (1ull << 36)
+#define VSW_LE_RANK      ((1u << 20) - 1)
+#define VSW_LE_RANGE     (1ull << 20)
+#define VSW_LE_NS_SHIFT  21
+#define VSW_LE_IDX_SHIFT 26
 typedef struct vsw_tree {
     uint64_t   root;
     uint64_t  *children;  size_t nchildren;
