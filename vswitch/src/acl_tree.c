@@ -355,7 +355,7 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
     free(off);
     free(lists);
     return ((uint64_t)best.w << 56) | ((uint64_t)best.s << 48) |
-           ((uint64_t)k << 44) | base;
+           (km << 32) | base;
 }
 
 static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
@@ -477,8 +477,7 @@ static inline uint64_t walk(const vsw_tree *t, const vsw_key *k)
     uint64_t d = t->root;
     while (!(d & VSW_TN_LEAF)) {
         unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
-        unsigned bits = (unsigned)(d >> 44) & 15;
-        d = t->children[(uint32_t)d + ((k->w[w] >> s) & ((1u << bits) - 1))];
+        d = t->children[(uint32_t)d + ((k->w[w] >> s) & (uint8_t)(d >> 32))];
     }
     return d;
 }
@@ -559,15 +558,14 @@ static void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
             unsigned i = live[j];
             uint64_t x = d[i];
             unsigned w = (unsigned)(x >> 56) & 7, s = (unsigned)(x >> 48) & 63;
-            unsigned bits = (unsigned)(x >> 44) & 15;
-            x = t->children[(uint32_t)x + ((k[i].w[w] >> s) & ((1u << bits) - 1))];
+            x = t->children[(uint32_t)x + ((k[i].w[w] >> s) & (uint8_t)(x >> 32))];
             d[i] = x;
             unsigned w2 = (unsigned)(x >> 56) & 7, s2 = (unsigned)(x >> 48) & 63;
-            unsigned b2 = (unsigned)(x >> 44) & 15;
+
             /* next level's entry, or (for a leaf) the two lines that hold
              * most leaves; chosen without a branch */
             const uint64_t *nx = x & VSW_TN_LEAF ? &t->leaf[(uint32_t)x]
-                : &t->children[(uint32_t)x + ((k[i].w[w2] >> s2) & ((1u << b2) - 1))];
+                : &t->children[(uint32_t)x + ((k[i].w[w2] >> s2) & (uint8_t)(x >> 32))];
             __builtin_prefetch(nx);
             __builtin_prefetch(nx + 8);
             live[m] = (uint8_t)i;

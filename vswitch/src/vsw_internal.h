@@ -79,8 +79,9 @@ typedef struct vsw_crule {
 
 /* A decision tree.  Every node is one 64-bit descriptor stored in its
  * parent's child array (so a lookup step is one memory access):
- *   internal: bit63=0 | word<<56 | shift<<48 | bits<<44 | base (32 bits):
- *             child = children[base + ((key.w[word] >> shift) & (2^bits-1))]
+ *   internal: bit63=0 | word<<56 | shift<<48 | mask<<32 | base (32 bits):
+ *             child = children[base + ((key.w[word] >> shift) & mask)],
+ *             mask = 2^bits - 1 (<= 8 bits) stored ready to use
  *   leaf:     bit63=1 | count<<32 | base: `count` rule entries starting at
  *             leaf[base], ascending rank (first match wins).
  * A leaf entry carries everything the final check needs, so a leaf costs
