@@ -493,14 +493,16 @@ static inline uint32_t leaf_match(const vsw_tree *t, uint64_t d, const vsw_key *
         uint32_t rk = (uint32_t)h & VSW_LE_RANK, x = 0;
         if (rk >= best)
             break;
-        unsigned ns = (unsigned)(h >> VSW_LE_NS_SHIFT) & 31;
-        uint64_t idx2 = VSW_UNLIKELY(ns > 9) ? *e++ : 0;
-        for (unsigned j = 0; j < ns; j++, idx >>= 4) {
-            if (VSW_UNLIKELY(j == 9))
-                idx = idx2;
-            uint64_t s = *e++;
-            x |= (k->h[idx & 15] ^ (uint32_t)s) & (uint32_t)(s >> 32);
+        unsigned ns = (unsigned)(h >> VSW_LE_NS_SHIFT) & 31, n1 = ns;
+        const uint64_t *idx2 = e;
+        if (VSW_UNLIKELY(ns > 9)) {     /* slots 9.. index from a 2nd word */
+            n1 = 9;
+            e++;
         }
+        for (unsigned j = 0; j < n1; j++, idx >>= 4, e++)
+            x |= (k->h[idx & 15] ^ (uint32_t)*e) & (uint32_t)(*e >> 32);
+        for (unsigned j = 9, sh = 0; VSW_UNLIKELY(j < ns); j++, sh += 4, e++)
+            x |= (k->h[(*idx2 >> sh) & 15] ^ (uint32_t)*e) & (uint32_t)(*e >> 32);
         if (h & VSW_LE_RANGE) {
             /* v in [lo, hi]  <=>  v - lo <= hi - lo (unsigned) */
             uint64_t rg = *e++;
