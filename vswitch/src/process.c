@@ -7,9 +7,9 @@
 #define BURST 32
 
 typedef struct pstate {
-    vsw_pkt  p;
     unsigned out;           /* unicast port or VSW_PORT_FLOOD             */
     uint32_t len;
+    uint8_t  mcast;         /* group destination MAC (incl. broadcast)    */
 } pstate;
 
 static void drop(vsw_switch *sw, unsigned in_port, vsw_decision *d, unsigned reason)
@@ -50,24 +50,24 @@ static inline __attribute__((always_inline)) int ingress(vsw_switch *sw, const v
         drop(sw, in_port, d, VSW_DROP_LINK_DOWN);
         return -1;
     }
-    vsw_pkt *p = &ps->p;
-    if (vsw_parse(frame, len, p)) {
+    vsw_l2 l2;
+    if (vsw_parse_key(frame, len, key, &l2)) {
         drop(sw, in_port, d, VSW_DROP_MALFORMED);
         return -1;
     }
     ps->len = (uint32_t)len;
-    d->l2_len = p->l2_len;
+    d->l2_len = l2.l2_len;
     uint16_t vid;
     if (pc->vlan_mode == VSW_VLAN_ACCESS) {
-        if (p->tagged && p->vid != 0) {
+        if (l2.tagged && l2.vid != 0) {
             drop(sw, in_port, d, VSW_DROP_VLAN);
             return -1;
         }
         vid = pc->pvid;
-        d->pcp = p->tagged ? p->pcp : pc->pvid_pcp;
+        d->pcp = l2.tagged ? l2.pcp : pc->pvid_pcp;
     } else {
-        if (p->tagged && p->vid != 0) {
-            vid = p->vid;
+        if (l2.tagged && l2.vid != 0) {
+            vid = l2.vid;
             if (!((pc->allowed[vid >> 6] >> (vid & 63)) & 1)) {
                 drop(sw, in_port, d, VSW_DROP_VLAN);
                 return -1;
@@ -75,19 +75,21 @@ static inline __attribute__((always_inline)) int ingress(vsw_switch *sw, const v
         } else {
             vid = pc->native_vid;
         }
-        d->pcp = p->tagged ? p->pcp : 0;
+        d->pcp = l2.tagged ? l2.pcp : 0;
     }
     d->vid = vid;
-    if ((p->src[0] & 1) ||
-        (pc->spoofchk && memcmp(p->src, pc->mac, 6) != 0)) {
+    /* MACs are key bits 16-63 of w1 (source) and w2 (destination); the
+     * group bit of the first byte is bit 56 */
+    uint64_t src = key->w[1] >> 16, dmac = key->w[2] >> 16;
+    if ((src >> 40 & 1) || (pc->spoofchk && src != vsw_mac48(pc->mac))) {
         drop(sw, in_port, d, VSW_DROP_SPOOF);
         return -1;
     }
     unsigned tc = pc->default_tc;
-    if (pc->qos_trust == VSW_TRUST_PCP && p->tagged)
-        tc = pc->pcp_to_tc[p->pcp];
-    else if (pc->qos_trust == VSW_TRUST_DSCP && p->ip_version)
-        tc = pc->dscp_to_tc[p->dscp];
+    if (pc->qos_trust == VSW_TRUST_PCP && l2.tagged)
+        tc = pc->pcp_to_tc[l2.pcp];
+    else if (pc->qos_trust == VSW_TRUST_DSCP && (key->w[0] & VSW_K0_IP))
+        tc = pc->dscp_to_tc[key->w[7] >> 48 & 63];
     d->tc = (uint8_t)tc;
 
     /* forwarding */
@@ -96,20 +98,22 @@ static inline __attribute__((always_inline)) int ingress(vsw_switch *sw, const v
         vsw_learn_flush(&sw->learned);
     }
     if (pc->learn) {
-        uint64_t sk = vsw_fdb_key(p->src, vid);
+        uint64_t sk = vsw_fdb_key48(src, vid);
         if (vsw_fdb_find(cs->fdb, sk) < 0)
             vsw_learn_update(&sw->learned, sk, in_port, now, sw->cfg.fdb_age_ns);
     }
     int dst = -1;
-    static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    if (memcmp(p->dst, bcast, 6) != 0) {
-        uint64_t dk = vsw_fdb_key(p->dst, vid);
+    ps->mcast = dmac >> 40 & 1;
+    if (dmac != 0xffffffffffffull) {                    /* not broadcast */
+        uint64_t dk = vsw_fdb_key48(dmac, vid);
         dst = vsw_fdb_find(cs->fdb, dk);
-        if (dst < 0 && !(p->dst[0] & 1))
+        if (dst < 0 && !ps->mcast)
             dst = vsw_learn_find(&sw->learned, dk, now, sw->cfg.fdb_age_ns);
     }
     ps->out = dst >= 0 ? (unsigned)dst : VSW_PORT_FLOOD;
-    vsw_key_build(key, p, in_port, ps->out, vid);
+    /* ports are 8-bit key values, VSW_PORT_FLOOD is 0xfe */
+    uint64_t op = dst >= 0 ? (unsigned)dst & 0xff : 0xfe;
+    key->w[0] |= (uint64_t)(in_port & 0xff) << 56 | op << 48 | (uint64_t)vid << 32;
     return 0;
 }
 
@@ -158,7 +162,7 @@ static inline __attribute__((always_inline)) unsigned egress(vsw_switch *sw, con
             vsw_portset_add(eg, ps->out);
     } else {
         d->flood = 1;
-        int uuc = !(ps->p.dst[0] & 1);
+        int uuc = !ps->mcast;
         for (int i = 0; i < 3; i++)
             eg->w[i] = mem->w[i] & (uuc ? pt->promisc.w[i] : ~0ull);
         vsw_portset_del(eg, in_port);

@@ -62,8 +62,14 @@ typedef struct vsw_key {
 #define VSW_KEY_HALF(w, hi) (2 * (w) + (hi))
 #endif
 
-void vsw_key_build(vsw_key *k, const vsw_pkt *p, unsigned in_port,
-                   unsigned out_port, uint16_t vid);
+#define VSW_K0_IP (1ull << 7)
+#define VSW_K0_L4 (1ull << 6)
+
+/* What the data path needs of a frame's L2 header besides the key. */
+typedef struct vsw_l2 { uint16_t vid, l2_len; uint8_t tagged, pcp; } vsw_l2;
+/* Parse a frame (as vsw_parse) into k, all but the in_port, out_port and
+ * VID fields of w0, which the data path fills after the FDB lookup. */
+int vsw_parse_key(const uint8_t *f, size_t len, vsw_key *k, vsw_l2 *l2);
 
 /* ---- compiled ACL (acl_compile.c, acl_tree.c) ---- */
 typedef struct vsw_crule {
@@ -183,9 +189,13 @@ static inline uint64_t vsw_mac48(const uint8_t mac[6])
 #endif
     return (uint64_t)hi << 16 | lo;
 }
+static inline uint64_t vsw_fdb_key48(uint64_t mac48, uint16_t vid)
+{
+    return mac48 | ((uint64_t)(vid & 0xfff) << 48) | (1ull << 63);
+}
 static inline uint64_t vsw_fdb_key(const uint8_t mac[6], uint16_t vid)
 {
-    return vsw_mac48(mac) | ((uint64_t)(vid & 0xfff) << 48) | (1ull << 63);
+    return vsw_fdb_key48(vsw_mac48(mac), vid);
 }
 /* one multiply: the data path hashes every frame's destination */
 static inline uint64_t vsw_hash64(uint64_t x)
