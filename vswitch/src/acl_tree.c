@@ -38,6 +38,10 @@
 #include <string.h>
 
 #define LEAF_MAX     2
+/* Leaf entries have at least this many slots (padded with mask-0 ones):
+ * the usual entry is then checked by straight-line code instead of a loop
+ * whose trip count changes from frame to frame and mispredicts. */
+#define LEAF_SLOTS   4
 #define LEAF_BIG     32
 #define MAX_DEPTH    40
 #define MAX_BITS     8
@@ -115,6 +119,8 @@ static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *
                 idx[ns / 9] |= (uint64_t)VSW_KEY_HALF(w, hi) << (4 * (ns % 9));
                 slot[ns++] = v | (uint64_t)m << 32;
             }
+        while (ns < LEAF_SLOTS)         /* pad: h[0] compared under mask 0 */
+            slot[ns++] = 0;
         *o++ = r[i] | (c->ranges ? VSW_LE_RANGE : 0) | (uint64_t)ns << VSW_LE_NS_SHIFT |
                idx[0] << VSW_LE_IDX_SHIFT;
         if (ns > 9)
@@ -493,16 +499,23 @@ static inline uint32_t leaf_match(const vsw_tree *t, uint64_t d, const vsw_key *
         uint32_t rk = (uint32_t)h & VSW_LE_RANK, x = 0;
         if (rk >= best)
             break;
-        unsigned ns = (unsigned)(h >> VSW_LE_NS_SHIFT) & 31, n1 = ns;
-        const uint64_t *idx2 = e;
-        if (VSW_UNLIKELY(ns > 9)) {     /* slots 9.. index from a 2nd word */
-            n1 = 9;
-            e++;
+        unsigned ns = (unsigned)(h >> VSW_LE_NS_SHIFT) & 31;
+        if (VSW_LIKELY(ns == LEAF_SLOTS)) {     /* unrolled, no loop branch */
+            for (unsigned j = 0; j < LEAF_SLOTS; j++, idx >>= 4)
+                x |= (k->h[idx & 15] ^ (uint32_t)e[j]) & (uint32_t)(e[j] >> 32);
+            e += LEAF_SLOTS;
+        } else {
+            unsigned n1 = ns;
+            const uint64_t *idx2 = e;
+            if (ns > 9) {               /* slots 9.. index from a 2nd word */
+                n1 = 9;
+                e++;
+            }
+            for (unsigned j = 0; j < n1; j++, idx >>= 4, e++)
+                x |= (k->h[idx & 15] ^ (uint32_t)*e) & (uint32_t)(*e >> 32);
+            for (unsigned j = 9, sh = 0; j < ns; j++, sh += 4, e++)
+                x |= (k->h[(*idx2 >> sh) & 15] ^ (uint32_t)*e) & (uint32_t)(*e >> 32);
         }
-        for (unsigned j = 0; j < n1; j++, idx >>= 4, e++)
-            x |= (k->h[idx & 15] ^ (uint32_t)*e) & (uint32_t)(*e >> 32);
-        for (unsigned j = 9, sh = 0; VSW_UNLIKELY(j < ns); j++, sh += 4, e++)
-            x |= (k->h[(*idx2 >> sh) & 15] ^ (uint32_t)*e) & (uint32_t)(*e >> 32);
         if (h & VSW_LE_RANGE) {
             /* v in [lo, hi]  <=>  v - lo <= hi - lo (unsigned) */
             uint64_t rg = *e++;
