@@ -576,7 +576,6 @@ static void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
             x = t->children[(uint32_t)x + ((k[i].w[w] >> s) & (uint8_t)(x >> 32))];
             d[i] = x;
             unsigned w2 = (unsigned)(x >> 56) & 7, s2 = (unsigned)(x >> 48) & 63;
-
             /* next level's entry, or (for a leaf) the two lines that hold
              * most leaves; chosen without a branch */
             const uint64_t *nx = x & VSW_TN_LEAF ? &t->leaf[(uint32_t)x]
