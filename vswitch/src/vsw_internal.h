@@ -98,7 +98,9 @@ typedef struct vsw_crule {
  *       holding rule mask bits that the path to this leaf has not already
  *       compared (a path step selects the child whose index equals the
  *       key's bits, and only rules agreeing with that index are in it), so
- *       most entries check 2-4 halves, not 16, in 8 bytes each;
+ *       most entries check 2-4 halves, not 16, in 8 bytes each; entries
+ *       with fewer than 4 are padded to 4 with mask-0 slots (acl_tree.c,
+ *       LEAF_SLOTS: a fixed shape is checked without a loop branch);
  *   with VSW_LE_RANGE one word sp_lo | sp_hi<<16 | dp_lo<<32 | dp_hi<<48
  *       for the exact port ranges (an unchecked range is 0..0xffff). */
 #define VSW_LE_RANK      ((1u << 20) - 1)
