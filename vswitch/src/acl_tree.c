@@ -46,11 +46,6 @@
 #define MAX_DEPTH    40
 #define MAX_BITS     8
 #define BURST_MAX    64   /* frames walked together                       */
-/* Below this size the compiled rule set stays in L2 and walking frames one
- * after the other beats the lockstep walk (measured here: ~15% at 4096
- * tenant rules, 1.2 MB); bigger sets need the lockstep walk and its
- * prefetches (+40% at 65536 rules). */
-#define SMALL_ACL    (2048u * 1024u)
 
 typedef struct field { uint8_t word, lo, width; } field;
 static const field fields[] = {
@@ -605,7 +600,7 @@ void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
         const vsw_tree *t = &a->trees[ti];
         /* all walks first, then all leaf checks: the leaf lines prefetched
          * at the end of each walk arrive while the other frames walk */
-        if (a->bytes < SMALL_ACL)
+        if (a->bytes < VSW_ACL_SMALL)
             walk_each(t, k, n, rank, d);
         else
             walk_lockstep(t, k, n, rank, d);
