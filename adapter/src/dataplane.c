@@ -55,8 +55,9 @@ struct vfw_dp {
     uint8_t pf_mac[6];
     struct dp_fn fn[VFW_DP_NUM_FN];
     struct vfw_dp_vf_cfg cfg[VFW_DP_MAX_VFS];
-    uint8_t fdb_mac[VFW_DP_MAX_VFS][6];     /* installed static entries */
-    uint16_t fdb_vid[VFW_DP_MAX_VFS];
+    /* installed static FDB entries: VF n's fdb_mac in each VID of fdb_vids */
+    uint8_t fdb_mac[VFW_DP_MAX_VFS][6];
+    uint8_t fdb_vids[VFW_DP_MAX_VFS][512];
     uint8_t buf[VFW_FRAME_MAX + 4];
     uint8_t out[VFW_FRAME_MAX + 8];
 };
@@ -147,6 +148,51 @@ static void link_update(struct vfw_dp *dp, unsigned fn)
 
 /* --- switch configuration --------------------------------------------- */
 
+static bool bit_on(const uint8_t *map, unsigned v)
+{
+    return map[v / 8] & (1u << (v % 8));
+}
+
+/* Should VF config `c` have its MAC in the FDB for VID `v`? */
+static bool fdb_wants(const struct vfw_dp_vf_cfg *c, unsigned v)
+{
+    return c->vlan ? v == c->vlan : v == 0 || bit_on(c->vlan_filter, v);
+}
+
+/*
+ * The VF's static FDB entries: its MAC in its port VLAN, or untagged (VID 0)
+ * and in every VLAN the PF granted it, so frames to it in those VLANs are
+ * forwarded rather than flooded as unknown unicast. Only the difference to
+ * what is installed is changed.
+ */
+static int fdb_sync(struct vfw_dp *dp, unsigned vf, const uint8_t mac[6])
+{
+    const struct vfw_dp_vf_cfg *c = &dp->cfg[vf];
+    uint8_t *have = dp->fdb_vids[vf];
+    bool new_mac = memcmp(dp->fdb_mac[vf], mac, 6) != 0;
+
+    for (unsigned v = 0; v < 4096; v++) {
+        if (bit_on(have, v) && (!fdb_wants(c, v) || new_mac)) {
+            vsw_fdb_del(dp->sw, dp->fdb_mac[vf], (uint16_t)v, NULL);
+            have[v / 8] &= (uint8_t)~(1u << (v % 8));
+        }
+    }
+    memcpy(dp->fdb_mac[vf], mac, 6);
+    for (unsigned v = 0; v < 4096; v++) {
+        int rc;
+
+        if (fdb_wants(c, v) && !bit_on(have, v)) {
+            rc = vsw_fdb_add(dp->sw, mac, (uint16_t)v, VSW_PORT_VF(vf), NULL);
+            if (rc) {
+                return rc;
+            }
+            have[v / 8] |= (uint8_t)(1u << (v % 8));
+        }
+    }
+    return 0;
+}
+
+
 static int apply_vf(struct vfw_dp *dp, unsigned vf)
 {
     const struct vfw_dp_vf_cfg *c = &dp->cfg[vf];
@@ -165,7 +211,7 @@ static int apply_vf(struct vfw_dp *dp, unsigned vf)
         /* A trunk of untagged frames plus the VLANs the PF granted. */
         memset(pc.allowed, 0, sizeof(pc.allowed));
         for (unsigned v = 1; v < 4096; v++) {
-            if (c->vlan_filter[v / 8] & (1u << (v % 8))) {
+            if (bit_on(c->vlan_filter, v)) {
                 pc.allowed[v / 64] |= 1ull << (v % 64);
             }
         }
@@ -180,19 +226,7 @@ static int apply_vf(struct vfw_dp *dp, unsigned vf)
     if (rc) {
         return rc;
     }
-    if (memcmp(dp->fdb_mac[vf], mac, 6) || dp->fdb_vid[vf] != c->vlan) {
-        if (!mac_zero(dp->fdb_mac[vf])) {
-            vsw_fdb_del(dp->sw, dp->fdb_mac[vf], dp->fdb_vid[vf], NULL);
-        }
-        memset(dp->fdb_mac[vf], 0, 6);
-        rc = vsw_fdb_add(dp->sw, mac, c->vlan, VSW_PORT_VF(vf), NULL);
-        if (rc) {
-            return rc;
-        }
-        memcpy(dp->fdb_mac[vf], mac, 6);
-        dp->fdb_vid[vf] = c->vlan;
-    }
-    return 0;
+    return fdb_sync(dp, vf, mac);
 }
 
 static int apply_ports(struct vfw_dp *dp)
@@ -275,6 +309,7 @@ int vfw_dp_set_vf(struct vfw_dp *dp, unsigned vf,
                   const struct vfw_dp_vf_cfg *cfg)
 {
     struct vfw_dp_vf_cfg old;
+    uint8_t old_mac[6], new_mac[6];
     struct dp_fn *f;
     int rc;
 
@@ -288,6 +323,7 @@ int vfw_dp_set_vf(struct vfw_dp *dp, unsigned vf,
         return -EINVAL;
     }
     old = dp->cfg[vf];
+    vfw_dp_vf_mac(dp, vf, old_mac);
     dp->cfg[vf] = *cfg;
     rc = apply_vf(dp, vf);
     if (rc) {
@@ -301,6 +337,12 @@ int vfw_dp_set_vf(struct vfw_dp *dp, unsigned vf,
         f->last_ns = now(dp);
     }
     link_update(dp, VFW_DP_FN_VF(vf));
+    /* A new MAC is news for the VF's driver too (the spoof check now
+     * wants it): raise the link vector, whose handler rereads DP_MAC. */
+    vfw_dp_vf_mac(dp, vf, new_mac);
+    if (memcmp(old_mac, new_mac, 6)) {
+        fire(dp, VFW_DP_FN_VF(vf), f->link_ctrl, &f->link_pending);
+    }
     return 0;
 }
 

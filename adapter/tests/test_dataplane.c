@@ -441,6 +441,9 @@ static void test_policy(void)
     memcpy(c.mac, (const uint8_t[6]){ 0x02, 0x12, 0x34, 0x56, 0x78, 0x9a }, 6);
     CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
     CHECK(rd(dp, 1, VFW_REG_DP_MAC_LO) == 0x56341202u);
+    CHECK(irqs[1][0] == 3);         /* the new MAC raised the link vector */
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    CHECK(irqs[1][0] == 3);         /* the same MAC again: no event */
     i = tx_post(dp, 1, f, sizeof(f), 0, 0, true);       /* old source MAC */
     CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_SPOOF) == 2);
     c.mac[0] = 0x01;
@@ -545,6 +548,22 @@ static void test_rx_filters(void)
 
         CHECK(stripped ? (d[12] | d[13] << 8) == 100
                        : buf[12] == 0x81 && buf[15] == 100);
+    }
+    {   /* unicast to VF1 in VLAN 100: forwarded (its MAC is in the FDB
+         * for every VLAN granted to it), not flooded to the uplink */
+        unsigned up = uplink_frames;
+
+        vmac(dp, 1, f);
+        tx_post(dp, 1, f, sizeof(f), VFW_TXD_VLAN, 100, true);
+        CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 6);
+        CHECK(uplink_frames == up);
+        /* VF1 leaves VLAN 100: its entry goes, the frame is unknown */
+        vfw_dp_get_vf(dp, 1, &c);
+        c.vlan_filter[100 / 8] = 0;
+        CHECK(vfw_dp_set_vf(dp, 1, &c) == 0);
+        tx_post(dp, 1, f, sizeof(f), VFW_TXD_VLAN, 100, true);
+        CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 6);
+        CHECK(uplink_frames == up + 1);
     }
     /* a port VLAN overrides the filters: access port, tags refused */
     vfw_dp_get_vf(dp, 0, &c);

@@ -7,9 +7,10 @@
  * provider. It must compile in the kernel, in QEMU and in user space, so it
  * uses only fixed-width types and no libc. docs/hw-interface.md explains it.
  *
- * Status: identification block and the SR-IOV layout. The admin queue,
- * mailbox, rings and RDMA queues are added by the adapter skeleton work;
- * their offsets are reserved below so nothing moves.
+ * Status (v1.1): identification block, SR-IOV layout, admin queue
+ * (vfwarp_admin.h), VF-to-PF mailbox (vfwarp_mbox.h), Ethernet rings
+ * (vfwarp_ring.h). The RDMA queues come later; their offsets are reserved
+ * below so nothing moves.
  */
 #ifndef VFWARP_REGS_H
 #define VFWARP_REGS_H
@@ -25,7 +26,7 @@
 
 /* Interface version: major changes break drivers, minor ones add. */
 #define VFW_HW_VERSION_MAJOR  1
-#define VFW_HW_VERSION_MINOR  0
+#define VFW_HW_VERSION_MINOR  1
 
 /* BAR0: 64-bit memory BAR with the register file; all registers 32-bit,
  * little endian, naturally aligned. Accesses of other sizes read as 0 and
@@ -49,7 +50,7 @@
 
 /* Reserved register windows (filled by later interface revisions). */
 #define VFW_REGWIN_ADMINQ      0x0100  /* PF admin queue */
-#define VFW_REGWIN_MBOX        0x0200  /* VF<->PF mailbox */
+#define VFW_REGWIN_MBOX        0x0200  /* VF->PF mailbox (vfwarp_mbox.h) */
 #define VFW_REGWIN_IRQ         0x0400  /* interrupt cause/mask */
 #define VFW_REGWIN_RING        0x0800  /* Ethernet rings, link, counters
                                           (0x0800..0x08ff, vfwarp_ring.h) */

@@ -41,6 +41,12 @@ struct vfw_pf {
 	u32 aq_cookie;
 	bool aq_up;
 	struct vfw_pf_aq_stats aq_stats;
+
+	/* VF-to-PF mailbox (pf_mbox.c) */
+	DECLARE_BITMAP(vf_admin_mac, VFW_SRIOV_TOTAL_VFS); /* MAC set by
+							       the admin */
+	u64 mbx_served;         /* VF requests answered */
+	u64 mbx_refused;        /* ... with a status other than OK */
 };
 
 /* The PF behind its netdev (pf_netdev.c keeps the pointer first in priv). */
@@ -58,6 +64,10 @@ int vfw_pf_aq_errno(u16 status);
 /* pf_netdev.c */
 int vfw_pf_netdev_create(struct vfw_pf *pf);
 void vfw_pf_netdev_destroy(struct vfw_pf *pf);
+
+/* pf_mbox.c */
+int vfw_pf_mbox_init(struct vfw_pf *pf);
+void vfw_pf_mbox_fini(struct vfw_pf *pf);
 
 /* pf_vf.c */
 int vfw_pf_set_vf_mac(struct net_device *dev, int vf, u8 *mac);

@@ -101,13 +101,21 @@ static int vfw_pf_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return err;
 	}
 	err = vfw_pf_netdev_create(pf);
-	if (err) {
-		vfw_pf_irq_fini(pf);
-		vfw_pf_aq_fini(pf);
-		return err;
-	}
+	if (err)
+		goto err_netdev;
+	/* Last: VFs left enabled may ask at once, and need all of the above. */
+	err = vfw_pf_mbox_init(pf);
+	if (err)
+		goto err_mbox;
 	vfw_pf_debugfs_init(pf);
 	return 0;
+
+err_mbox:
+	vfw_pf_netdev_destroy(pf);
+err_netdev:
+	vfw_pf_irq_fini(pf);
+	vfw_pf_aq_fini(pf);
+	return err;
 }
 
 /*
@@ -151,6 +159,7 @@ static unsigned int vfw_pf_vfs_in_use(struct pci_dev *pdev, const char *what)
 
 static int vfw_pf_sriov_configure(struct pci_dev *pdev, int num_vfs)
 {
+	struct vfw_pf *pf = pci_get_drvdata(pdev);
 	struct device *dev = &pdev->dev;
 	int cur = pci_num_vf(pdev);
 	unsigned int busy;
@@ -172,6 +181,8 @@ static int vfw_pf_sriov_configure(struct pci_dev *pdev, int num_vfs)
 			return -EBUSY;
 		}
 		pci_disable_sriov(pdev);
+		/* New VFs start with no administrator-set MAC. */
+		bitmap_zero(pf->vf_admin_mac, VFW_SRIOV_TOTAL_VFS);
 		dev_info(dev, "SR-IOV disabled (%d VFs removed)\n", cur);
 		return 0;
 	}
@@ -198,6 +209,7 @@ static void vfw_pf_remove(struct pci_dev *pdev)
 	int num = pci_num_vf(pdev);
 
 	vfw_pf_debugfs_fini(pf);
+	vfw_pf_mbox_fini(pf);
 	vfw_pf_netdev_destroy(pf);
 
 	if (num) {

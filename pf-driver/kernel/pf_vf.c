@@ -59,7 +59,15 @@ int vfw_pf_set_vf_mac(struct net_device *dev, int vf, u8 *mac)
 		return -EINVAL;
 	}
 	memcpy(d.u.mac.mac, mac, ETH_ALEN);
-	return vfw_pf_vf_cmd(pf, VFW_AQ_OP_SET_VF_MAC, vf, &d, "set MAC");
+	err = vfw_pf_vf_cmd(pf, VFW_AQ_OP_SET_VF_MAC, vf, &d, "set MAC");
+	if (err)
+		return err;
+	/* An administrator's MAC binds the VF (pf_mbox.c); zero frees it. */
+	if (is_zero_ether_addr(mac))
+		clear_bit(vf, pf->vf_admin_mac);
+	else
+		set_bit(vf, pf->vf_admin_mac);
+	return 0;
 }
 
 int vfw_pf_set_vf_vlan(struct net_device *dev, int vf, u16 vlan, u8 qos,
@@ -239,23 +247,38 @@ static int vfw_pf_vf_config_show(struct seq_file *s, void *unused)
 			seq_printf(s, "vf %d error %d\n", vf, err);
 			continue;
 		}
-		seq_printf(s, "vf %d mac %pM vlan %u qos %u proto 0x%04x spoofchk %u trust %u link_state %u min_rate %u max_rate %u gen %u\n",
+		seq_printf(s, "vf %d mac %pM vlan %u qos %u proto 0x%04x spoofchk %u trust %u link_state %u min_rate %u max_rate %u gen %u admin_mac %u vlan_filters %u rx_mode %u mc_count %u\n",
 			   vf, d.u.cfg.mac, le16_to_cpu(d.u.cfg.vid),
 			   d.u.cfg.qos, le16_to_cpu(d.u.cfg.proto),
 			   d.u.cfg.spoofchk, d.u.cfg.trust, d.u.cfg.link_state,
 			   le32_to_cpu(d.u.cfg.min_mbps),
 			   le32_to_cpu(d.u.cfg.max_mbps),
-			   le32_to_cpu(d.u.cfg.gen));
+			   le32_to_cpu(d.u.cfg.gen),
+			   test_bit(vf, pf->vf_admin_mac),
+			   le16_to_cpu(d.u.cfg.vlan_filters),
+			   d.u.cfg.rx_mode, d.u.cfg.mc_count);
 	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(vfw_pf_vf_config);
+
+/* The mailbox's counters (pf_mbox.c): requests answered, and refused. */
+static int vfw_pf_mbox_show(struct seq_file *s, void *unused)
+{
+	struct vfw_pf *pf = s->private;
+
+	seq_printf(s, "served %llu refused %llu\n", pf->mbx_served,
+		   pf->mbx_refused);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vfw_pf_mbox);
 
 void vfw_pf_debugfs_init(struct vfw_pf *pf)
 {
 	pf->dbg = debugfs_create_dir(pci_name(pf->pdev), vfw_pf_dbg_root);
 	debugfs_create_file("vf_config", 0400, pf->dbg, pf,
 			    &vfw_pf_vf_config_fops);
+	debugfs_create_file("mbox", 0400, pf->dbg, pf, &vfw_pf_mbox_fops);
 }
 
 void vfw_pf_debugfs_fini(struct vfw_pf *pf)

@@ -6,8 +6,12 @@
 #ifndef VFW_VF_H
 #define VFW_VF_H
 
+#include <linux/completion.h>
+#include <linux/interrupt.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
+#include <linux/workqueue.h>
 
 #include "vfw_eth.h"
 
@@ -15,12 +19,27 @@
 #define VFW_VF_VEC_LINK		0
 #define VFW_VF_VEC_RX		1
 #define VFW_VF_VEC_TX		2
-#define VFW_VF_NUM_VEC		3
+#define VFW_VF_VEC_MBOX		3
+#define VFW_VF_NUM_VEC		4
 
 struct vfw_vf {
 	struct vfw_eth eth;
 	u32 index;
+	/* VF-to-PF mailbox (vf_mbox.c) */
+	struct mutex mbx_lock;		/* one request in flight */
+	struct completion mbx_done;	/* the reply vector fired */
+	u32 mbx_seq;
+	struct work_struct rx_mode_work;
+	struct work_struct mac_work;	/* take on a MAC the PF set */
 };
+
+/* vf_mbox.c: requests the PF decides; they sleep (errno on refusal) */
+irqreturn_t vfw_vf_mbx_irq(int irq, void *data);
+void vfw_vf_mbx_enable(struct vfw_vf *vf);
+int vfw_vf_mbx_hello(struct vfw_vf *vf);
+int vfw_vf_mbx_set_mac(struct vfw_vf *vf, const u8 *mac);
+int vfw_vf_mbx_vlan(struct vfw_vf *vf, u16 vid, bool add);
+void vfw_vf_rx_mode_work(struct work_struct *work);
 
 /* vf_netdev.c */
 int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index);

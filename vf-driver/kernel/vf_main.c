@@ -2,10 +2,11 @@
 /*
  * vfwarp_vf: VF driver of the vfwarp SR-IOV iWARP adapter.
  *
- * Stub stage: bind a VF, map BAR0, check the identification block of the
+ * Bind a VF, map BAR0, check the identification block of the
  * hardware interface (include/vfwarp/vfwarp_regs.h) and that FUNC_INFO says
  * this function is a VF, and report it; then the Ethernet netdev
- * (vf_netdev.c, rings in vf_ring.c). The iWARP ib_device comes later.
+ * (vf_netdev.c, rings in common/kernel/vfw_eth.c, requests to the PF in
+ * vf_mbox.c). The iWARP ib_device comes later.
  */
 #include <linux/module.h>
 #include <linux/pci.h>

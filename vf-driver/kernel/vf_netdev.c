@@ -2,8 +2,10 @@
 /*
  * vfwarp_vf: the VF's Ethernet netdev. MAC and link state come from the
  * device (VFW_REG_DP_MAC_*, VFW_REG_LINK_STATUS + the link vector); the PF
- * decides them (ip link set PF vf N mac/state ...). MSI-X: vector 0 link,
- * 1 RX ring, 2 TX ring. ethtool -S shows the driver's counters and the
+ * decides them (ip link set PF vf N mac/state ...). A MAC change, VLAN
+ * devices and the multicast list / allmulti / promiscuous mode are asked
+ * of the PF over the mailbox (vf_mbox.c), and a refusal is the syscall's
+ * error. MSI-X: vector 0 link, 1 RX ring, 2 TX ring, 3 mailbox. ethtool -S shows the driver's counters and the
  * device's per-function counters (including the switch's drops of this
  * VF's frames: spoof, VLAN, link, meter, ACL). Rings, NAPI and counters
  * are the function-agnostic common/kernel/vfw_eth.c the PF shares.
@@ -47,14 +49,66 @@ static void vfw_vf_get_stats64(struct net_device *netdev,
 	vfw_eth_get_stats64(&vf->eth, st);
 }
 
+/* The PF decides; the switch's FDB and spoof check follow its answer. */
+static int vfw_vf_set_mac(struct net_device *netdev, void *p)
+{
+	struct vfw_vf *vf = netdev_priv(netdev);
+	struct sockaddr *sa = p;
+	int err;
+
+	if (!is_valid_ether_addr(sa->sa_data))
+		return -EADDRNOTAVAIL;
+	if (ether_addr_equal(netdev->dev_addr, sa->sa_data))
+		return 0;
+	err = vfw_vf_mbx_set_mac(vf, sa->sa_data);
+	if (err) {
+		netdev_err(netdev, "PF refused MAC %pM: %d\n", sa->sa_data, err);
+		return err;
+	}
+	eth_hw_addr_set(netdev, sa->sa_data);
+	return 0;
+}
+
+/* VLAN devices on top of the VF: the PF grants each VLAN. VID 0 (priority
+ * tags) is always allowed and needs no request. */
+static int vfw_vf_vlan_add(struct net_device *netdev, __be16 proto, u16 vid)
+{
+	struct vfw_vf *vf = netdev_priv(netdev);
+	int err;
+
+	if (!vid)
+		return 0;
+	err = vfw_vf_mbx_vlan(vf, vid, true);
+	if (err)
+		netdev_err(netdev, "PF refused VLAN %u: %d\n", vid, err);
+	return err;
+}
+
+static int vfw_vf_vlan_kill(struct net_device *netdev, __be16 proto, u16 vid)
+{
+	struct vfw_vf *vf = netdev_priv(netdev);
+
+	return vid ? vfw_vf_mbx_vlan(vf, vid, false) : 0;
+}
+
+/* Called with the address lock held (atomic): ask from a work item. */
+static void vfw_vf_set_rx_mode(struct net_device *netdev)
+{
+	struct vfw_vf *vf = netdev_priv(netdev);
+
+	schedule_work(&vf->rx_mode_work);
+}
+
 static const struct net_device_ops vfw_vf_netdev_ops = {
 	.ndo_open = vfw_vf_open,
 	.ndo_stop = vfw_vf_stop,
 	.ndo_start_xmit = vfw_vf_xmit,
 	.ndo_get_stats64 = vfw_vf_get_stats64,
-	/* The switch's spoof check decides whether another MAC may send. */
-	.ndo_set_mac_address = eth_mac_addr,
+	.ndo_set_mac_address = vfw_vf_set_mac,
 	.ndo_validate_addr = eth_validate_addr,
+	.ndo_vlan_rx_add_vid = vfw_vf_vlan_add,
+	.ndo_vlan_rx_kill_vid = vfw_vf_vlan_kill,
+	.ndo_set_rx_mode = vfw_vf_set_rx_mode,
 };
 
 /* ethtool -S: driver counters, then the device's (32-bit, wrapping). */
@@ -93,6 +147,36 @@ static const struct ethtool_ops vfw_vf_ethtool_ops = {
 	.get_strings = vfw_vf_get_strings,
 	.get_ethtool_stats = vfw_vf_get_ethtool_stats,
 };
+
+/* The link vector also fires when the PF changes our MAC (ip link set PF
+ * vf N mac ...): the switch's spoof check now wants the new one. */
+static irqreturn_t vfw_vf_link_irq(int irq, void *data)
+{
+	struct vfw_vf *vf = data;
+
+	schedule_work(&vf->mac_work);
+	return vfw_eth_link_irq(irq, &vf->eth);
+}
+
+static void vfw_vf_mac_work(struct work_struct *work)
+{
+	struct vfw_vf *vf = container_of(work, struct vfw_vf, mac_work);
+	struct net_device *netdev = vf->eth.netdev;
+	u32 lo = vfw_eth_rd(&vf->eth, VFW_REG_DP_MAC_LO);
+	u32 hi = vfw_eth_rd(&vf->eth, VFW_REG_DP_MAC_HI);
+	u8 mac[ETH_ALEN] = { lo, lo >> 8, lo >> 16, lo >> 24, hi, hi >> 8 };
+
+	if (!is_valid_ether_addr(mac))
+		return;
+	rtnl_lock();
+	if (netdev->reg_state == NETREG_REGISTERED &&
+	    !ether_addr_equal(netdev->dev_addr, mac)) {
+		eth_hw_addr_set(netdev, mac);
+		call_netdevice_notifiers(NETDEV_CHANGEADDR, netdev);
+		netdev_info(netdev, "MAC %pM set by the PF\n", mac);
+	}
+	rtnl_unlock();
+}
 
 static void vfw_vf_read_mac(struct vfw_eth *eth)
 {
@@ -134,6 +218,10 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 	eth->vec_rx = VFW_VF_VEC_RX;
 	eth->vec_tx = VFW_VF_VEC_TX;
 	vf->index = index;
+	mutex_init(&vf->mbx_lock);
+	init_completion(&vf->mbx_done);
+	INIT_WORK(&vf->rx_mode_work, vfw_vf_rx_mode_work);
+	INIT_WORK(&vf->mac_work, vfw_vf_mac_work);
 	pci_set_drvdata(pdev, vf);
 
 	nvec = pci_alloc_irq_vectors(pdev, VFW_VF_NUM_VEC, VFW_VF_NUM_VEC,
@@ -143,7 +231,7 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 		goto err_free;
 	}
 	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK),
-			  vfw_eth_link_irq, 0, "vfwarp_vf-link", eth);
+			  vfw_vf_link_irq, 0, "vfwarp_vf-link", vf);
 	if (err)
 		goto err_vec;
 	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX),
@@ -154,10 +242,22 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 			  vfw_eth_ring_irq, 0, "vfwarp_vf-tx", eth);
 	if (err)
 		goto err_irq1;
+	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_MBOX),
+			  vfw_vf_mbx_irq, 0, "vfwarp_vf-mbox", vf);
+	if (err)
+		goto err_irq2;
+	vfw_vf_mbx_enable(vf);
+	/* A new driver starts clean; without a PF driver answering, the VF
+	 * still passes traffic, it only cannot change its port. */
+	err = vfw_vf_mbx_hello(vf);
+	if (err)
+		dev_warn(&pdev->dev, "PF mailbox: hello failed (%d); MAC, VLAN and multicast changes will fail\n",
+			 err);
 
 	netdev->netdev_ops = &vfw_vf_netdev_ops;
 	netdev->ethtool_ops = &vfw_vf_ethtool_ops;
 	netdev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
+	netdev->features |= NETIF_F_HW_VLAN_CTAG_FILTER;
 	netdev->min_mtu = ETH_MIN_MTU;
 	netdev->max_mtu = ETH_DATA_LEN;
 	netif_napi_add(netdev, &eth->napi, vfw_eth_poll);
@@ -173,11 +273,14 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 
 err_napi:
 	netif_napi_del(&eth->napi);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_MBOX), vf);
+err_irq2:
 	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX), eth);
 err_irq1:
 	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX), eth);
 err_irq0:
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), eth);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), vf);
+	cancel_work_sync(&vf->mac_work);
 err_vec:
 	pci_free_irq_vectors(pdev);
 err_free:
@@ -195,10 +298,13 @@ void vfw_vf_netdev_remove(struct pci_dev *pdev)
 		return;
 	eth = &vf->eth;
 	unregister_netdev(eth->netdev);
+	cancel_work_sync(&vf->rx_mode_work);
 	netif_napi_del(&eth->napi);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_MBOX), vf);
 	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX), eth);
 	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX), eth);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), eth);
+	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), vf);
+	cancel_work_sync(&vf->mac_work);
 	pci_free_irq_vectors(pdev);
 	pci_clear_master(pdev);
 	pci_set_drvdata(pdev, NULL);
@@ -227,6 +333,9 @@ static void vfw_vf_reset_done(struct pci_dev *pdev)
 		return;
 	rtnl_lock();
 	pci_set_master(pdev);
+	/* The FLR withdrew any request and cleared the reply vector; what
+	 * the PF granted (MAC, VLANs, RX mode) lives on in the switch. */
+	vfw_vf_mbx_enable(vf);
 	if (netif_running(vf->eth.netdev) && vfw_eth_up(&vf->eth))
 		netdev_err(vf->eth.netdev, "cannot restart after reset\n");
 	netif_device_attach(vf->eth.netdev);
