@@ -32,9 +32,9 @@ static void count_rx(vsw_switch *sw, unsigned in_port, size_t frames, size_t byt
 /* Steps 1-6: returns 0 if the frame continues to the ACL (key built).
  * Inlined into the burst loop (as is egress): at -O3 GCC keeps them as
  * calls, and passing the nine arguments for every frame cost ~3 ns. */
-static inline __attribute__((always_inline)) int ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
-                   const uint8_t *frame, size_t len, uint64_t now, pstate *ps,
-                   vsw_key *key, vsw_decision *d)
+static inline __attribute__((always_inline)) int
+ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, const uint8_t *frame,
+        size_t len, uint64_t now, pstate *ps, vsw_key *key, vsw_decision *d)
 {
     memset(d, 0, sizeof(*d));
     d->rule = -1;
@@ -78,8 +78,8 @@ static inline __attribute__((always_inline)) int ingress(vsw_switch *sw, const v
         d->pcp = l2.tagged ? l2.pcp : 0;
     }
     d->vid = vid;
-    /* MACs are key bits 16-63 of w1 (source) and w2 (destination); the
-     * group bit of the first byte is bit 56 */
+    /* the MACs are bits 16-63 of key words 1 (source) and 2 (destination);
+     * the group bit of a MAC's first byte is bit 40 of the 48-bit value */
     uint64_t src = key->w[1] >> 16, dmac = key->w[2] >> 16;
     if ((src >> 40 & 1) || (pc->spoofchk && src != vsw_mac48(pc->mac))) {
         drop(sw, in_port, d, VSW_DROP_SPOOF);
@@ -118,8 +118,9 @@ static inline __attribute__((always_inline)) int ingress(vsw_switch *sw, const v
 }
 
 /* Steps 7-9 given the ACL result. */
-static inline __attribute__((always_inline)) unsigned egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port,
-                       pstate *ps, uint32_t rank, uint64_t now, vsw_decision *d)
+static inline __attribute__((always_inline)) unsigned
+egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint32_t rank,
+       uint64_t now, vsw_decision *d)
 {
     const vsw_acl *acl = cs->acl;
     const vsw_port_cfg *pc = &cs->ports->cfg[in_port];
