@@ -14,11 +14,8 @@ import json
 import re
 import time
 
-from vfwarp_lab.paths import guest_share_dir
+from vf_env import HOSTS, MODS, PF_ID, require_modules, unload_all
 
-HOSTS = ("h1", "h2")
-PF_ID = "1234:f0a0"
-MODS = "/mnt/vfwarp/modules"
 BAD_LOG = "WARNING\\|BUG\\|Oops"
 
 
@@ -69,16 +66,6 @@ for t in $(seq 50); do ip -n vf0 link show vfeth | grep -q LOWER_UP && break; sl
 ip -n vf0 link show vfeth | grep -q LOWER_UP
 """
 
-CLEANUP = r"""
-ip netns del vf0 2>/dev/null
-rmmod vfwarp_vf 2>/dev/null
-PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
-[ -n "$PF" ] && [ -d /sys/module/vfwarp_pf ] && echo 0 > /sys/bus/pci/devices/$PF/sriov_numvfs
-rmmod vfwarp_pf 2>/dev/null
-true
-""" % {"pf": PF_ID}
-
-
 def pf_up(lab, host):
     """Load vfwarp_pf on `host`, address and raise the PF netdev; its name."""
     out = lab.ssh(host, PF_UP % {"pf": PF_ID, "mods": MODS, "addr": pf_addr(host)},
@@ -91,8 +78,7 @@ def pf_up(lab, host):
 def pfs_up(lab, hosts=HOSTS, vf_on=()):
     """The PF netdevs of `hosts` up, plus a VF in namespace vf0 on `vf_on`;
     yields {host: PF netdev name}."""
-    for m in ("vfwarp_pf.ko", "vfwarp_vf.ko"):
-        assert (guest_share_dir() / "modules" / m).exists(), "run 'make modules' first"
+    require_modules()
     try:
         for h in hosts:
             lab.ssh(h, "dmesg -C")
@@ -101,11 +87,7 @@ def pfs_up(lab, hosts=HOSTS, vf_on=()):
             lab.ssh(h, VF_UP % {"pf": PF_ID, "mods": MODS, "addr": vf_addr(h)}, timeout=300)
         yield names
     finally:
-        for h in hosts:
-            lab.ssh(h, CLEANUP, check=False, timeout=300)
-        for h in hosts:
-            mods = lab.ssh(h, "lsmod").stdout
-            assert "vfwarp_pf" not in mods and "vfwarp_vf" not in mods
+        unload_all(lab, hosts)
 
 
 def ping(lab, host, dst, count=5, ns=None):

@@ -57,10 +57,23 @@ true
 """ % {"pf": PF_ID}
 
 
-@contextlib.contextmanager
-def vfs_up(lab, hosts=HOSTS):
+def require_modules():
     for m in ("vfwarp_pf.ko", "vfwarp_vf.ko"):
         assert (guest_share_dir() / "modules" / m).exists(), "run 'make modules' first"
+
+
+def unload_all(lab, hosts):
+    """Namespaces, VFs and both modules gone from `hosts`, and checked."""
+    for h in hosts:
+        lab.ssh(h, CLEANUP, check=False, timeout=300)
+    for h in hosts:
+        mods = lab.ssh(h, "lsmod").stdout
+        assert "vfwarp_pf" not in mods and "vfwarp_vf" not in mods
+
+
+@contextlib.contextmanager
+def vfs_up(lab, hosts=HOSTS):
+    require_modules()
     try:
         for h in hosts:
             out = lab.ssh(h, SETUP % {"h": int(h[1:]), "pf": PF_ID, "mods": MODS, "n": NVF},
@@ -68,11 +81,7 @@ def vfs_up(lab, hosts=HOSTS):
             assert out.count("LOWER_UP") == NVF, f"{h}: VF links not up:\n{out}"
         yield
     finally:
-        for h in hosts:
-            lab.ssh(h, CLEANUP, check=False, timeout=300)
-        for h in hosts:
-            mods = lab.ssh(h, "lsmod").stdout
-            assert "vfwarp_pf" not in mods and "vfwarp_vf" not in mods
+        unload_all(lab, hosts)
 
 
 def nsx(lab, host, vf, cmd, check=True, timeout=120):
