@@ -23,7 +23,7 @@ TOP = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOP / "lab"))
 sys.path.insert(0, str(TOP / "tests" / "lab"))
 from vfwarp_lab import Image, Lab  # noqa: E402
-import test_vf_traffic as vt  # noqa: E402
+import vf_env as vt  # noqa: E402
 
 VIO_SETUP = r"""
 set -eu
