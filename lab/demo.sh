@@ -51,7 +51,7 @@ note() { echo "  - $*"; missing=$((missing + 1)); }
 [ -n "$have_vfs" ] || note "SR-IOV virtual functions on the adapter (adapter skeleton issue)"
 [ -f "$VFW_TOP/vf-driver/kernel/Kbuild" ] || note "VF driver vfwarp_vf.ko"
 grep -qs ib_register_device "$VFW_TOP"/vf-driver/kernel/*.c || note "iWARP verbs in the VF driver (ib_device, iw_cm), VFs in nested tenant VMs"
-grep -qs VFW_REGWIN_MBOX "$VFW_TOP"/pf-driver/kernel/*.c || note "VF-to-PF mailbox (a VF asks, the PF decides)"
+grep -qs VFW_REG_PF_MBX_DOORBELL "$VFW_TOP"/pf-driver/kernel/*.c || note "VF-to-PF mailbox (a VF asks, the PF decides)"
 [ -d "$VFW_TOP/vf-driver/rdma-core" ] || note "rdma-core provider (kernel-bypass data path)"
 [ -d "$VFW_TOP/pf-driver/manager" ] || note "PF manager CLI and tenant QoS policy files"
 [ -d "$VFW_TOP/provisioning" ] || note "Ansible provisioning of the hypervisor hosts"
