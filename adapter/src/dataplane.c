@@ -192,7 +192,6 @@ static int fdb_sync(struct vfw_dp *dp, unsigned vf, const uint8_t mac[6])
     return 0;
 }
 
-
 static int apply_vf(struct vfw_dp *dp, unsigned vf)
 {
     const struct vfw_dp_vf_cfg *c = &dp->cfg[vf];

@@ -5,10 +5,12 @@
  * decides them (ip link set PF vf N mac/state ...). A MAC change, VLAN
  * devices and the multicast list / allmulti / promiscuous mode are asked
  * of the PF over the mailbox (vf_mbox.c), and a refusal is the syscall's
- * error. MSI-X: vector 0 link, 1 RX ring, 2 TX ring, 3 mailbox. ethtool -S shows the driver's counters and the
- * device's per-function counters (including the switch's drops of this
- * VF's frames: spoof, VLAN, link, meter, ACL). Rings, NAPI and counters
- * are the function-agnostic common/kernel/vfw_eth.c the PF shares.
+ * error. MSI-X: vector 0 link (also raised when the PF changes our MAC),
+ * 1 RX ring, 2 TX ring, 3 mailbox. ethtool -S shows the driver's counters
+ * and the device's per-function counters (including the switch's drops of
+ * this VF's frames: spoof, VLAN, link, meter, ACL; multicast it filtered).
+ * Rings, NAPI and counters are the function-agnostic
+ * common/kernel/vfw_eth.c the PF shares.
  */
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
