@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "tcp_wire.h"
+#include "../tests/tcp_frame.h"
 #include "vfw_tcp.h"
 
 #define IP_L 0x0a000002u
@@ -147,35 +148,8 @@ static size_t mk_seg(uint8_t *f, uint16_t sport, uint16_t dport, uint32_t seq,
     optlen &= ~(size_t)3;
     if (optlen > 40)
         optlen = 40;
-    memcpy(f, MAC_L, 6);
-    memcpy(f + 6, MAC_P, 6);
-    vfw_put16(f + 12, 0x0800);
-    uint8_t *ip = f + 14;
-    size_t tl = 20 + optlen + plen;
-    memset(ip, 0, 20);
-    ip[0] = 0x45;
-    vfw_put16(ip + 2, (uint16_t)(20 + tl));
-    ip[8] = 64;
-    ip[9] = 6;
-    vfw_put32(ip + 12, IP_P);
-    vfw_put32(ip + 16, IP_L);
-    vfw_csum_store(ip + 10, vfw_csum_partial(ip, 20, 0));
-    uint8_t *t = ip + 20;
-    memset(t, 0, 20);
-    vfw_put16(t, sport);
-    vfw_put16(t + 2, dport);
-    vfw_put32(t + 4, seq);
-    vfw_put32(t + 8, ack);
-    t[12] = (uint8_t)(((20 + optlen) / 4) << 4);
-    t[13] = flags;
-    vfw_put16(t + 14, wnd);
-    if (optlen)
-        memcpy(t + 20, opt, optlen);
-    if (plen)
-        memcpy(t + 20 + optlen, pl, plen);
-    vfw_csum_store(t + 16, vfw_csum_partial(t, tl,
-                   vfw_csum_pseudo(IP_P, IP_L, 6, (uint16_t)tl)));
-    return 34 + tl;
+    return tcp_frame(f, MAC_L, MAC_P, IP_P, IP_L, sport, dport, seq, ack,
+                     flags, wnd, opt, optlen, pl, plen);
 }
 
 struct rd {

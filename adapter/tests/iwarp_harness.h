@@ -140,43 +140,9 @@ static inline uint64_t p_rand(struct pipe *p)
     return p->rng;
 }
 
-static inline int p_send(void *conn, const uint8_t *d, size_t len)
+/* Where `len` more bytes go in q, contiguous (the queue has room). */
+static inline uint8_t *pq_tail(struct pipe_q *q, size_t len)
 {
-    struct pipe_end *pe = conn;
-    struct pipe *p = pe->p;
-    struct pipe_q *q = &p->q[pe->side];
-    if (p->aborted || p->closed[pe->side])
-        return -ENOTCONN;
-    if (len > p->mss)
-        return -EMSGSIZE;
-    if (q->cap - q->len < len) {
-        p->want_wr[pe->side] = true;
-        return -EAGAIN;
-    }
-    if (q->head + q->len + len > q->cap) {
-        memmove(q->buf, q->buf + q->head, q->len);
-        q->head = 0;
-    }
-    memcpy(q->buf + q->head + q->len, d, len);
-    if (pe->side == 0 && p->corrupt && p->corrupt_at >= p->sent0 &&
-        p->corrupt_at < p->sent0 + len) {
-        q->buf[q->head + q->len + (p->corrupt_at - p->sent0)] ^= 0x5a;
-        p->corrupt = false;
-    }
-    if (pe->side == 0)
-        p->sent0 += len;
-    q->len += len;
-    return 0;
-}
-/* zero-copy variant: reserve a contiguous span at the tail, commit it */
-static inline uint8_t *p_reserve(void *conn, size_t len)
-{
-    struct pipe_end *pe = conn;
-    struct pipe *p = pe->p;
-    struct pipe_q *q = &p->q[pe->side];
-    if (p->aborted || p->closed[pe->side] || len > p->mss ||
-        q->cap - q->len < len)
-        return NULL;
     if (q->head + q->len + len > q->cap) {
         memmove(q->buf, q->buf + q->head, q->len);
         q->head = 0;
@@ -197,6 +163,33 @@ static inline int p_commit(void *conn, size_t len)
         p->sent0 += len;
     q->len += len;
     return 0;
+}
+static inline int p_send(void *conn, const uint8_t *d, size_t len)
+{
+    struct pipe_end *pe = conn;
+    struct pipe *p = pe->p;
+    struct pipe_q *q = &p->q[pe->side];
+    if (p->aborted || p->closed[pe->side])
+        return -ENOTCONN;
+    if (len > p->mss)
+        return -EMSGSIZE;
+    if (q->cap - q->len < len) {
+        p->want_wr[pe->side] = true;
+        return -EAGAIN;
+    }
+    memcpy(pq_tail(q, len), d, len);
+    return p_commit(conn, len);
+}
+/* zero-copy variant: reserve a contiguous span at the tail, commit it */
+static inline uint8_t *p_reserve(void *conn, size_t len)
+{
+    struct pipe_end *pe = conn;
+    struct pipe *p = pe->p;
+    struct pipe_q *q = &p->q[pe->side];
+    if (p->aborted || p->closed[pe->side] || len > p->mss ||
+        q->cap - q->len < len)
+        return NULL;
+    return pq_tail(q, len);
 }
 static inline size_t p_space(void *conn)
 {

@@ -14,6 +14,7 @@
 
 #include "simwire.h"
 #include "tcp_wire.h"
+#include "tcp_frame.h"
 #include "vfw_pcap.h"
 #include "vfw_tcp.h"
 
@@ -920,32 +921,8 @@ static size_t mk_tcp(uint8_t *f, uint32_t sip, uint16_t sport, uint16_t dport,
                      uint32_t seq, uint32_t ack, uint8_t flags,
                      const uint8_t *payload, size_t plen)
 {
-    memcpy(f, MAC_B, 6);
-    memcpy(f + 6, MAC_A, 6);
-    vfw_put16(f + 12, 0x0800);
-    uint8_t *ip = f + 14;
-    memset(ip, 0, 20);
-    ip[0] = 0x45;
-    vfw_put16(ip + 2, (uint16_t)(40 + plen));
-    ip[8] = 64;
-    ip[9] = 6;
-    vfw_put32(ip + 12, sip);
-    vfw_put32(ip + 16, IP_B);
-    vfw_csum_store(ip + 10, vfw_csum_partial(ip, 20, 0));
-    uint8_t *t = ip + 20;
-    memset(t, 0, 20);
-    vfw_put16(t, sport);
-    vfw_put16(t + 2, dport);
-    vfw_put32(t + 4, seq);
-    vfw_put32(t + 8, ack);
-    t[12] = 5 << 4;
-    t[13] = flags;
-    vfw_put16(t + 14, 65535);
-    if (plen)
-        memcpy(t + 20, payload, plen);
-    vfw_csum_store(t + 16, vfw_csum_partial(t, 20 + plen,
-                   vfw_csum_pseudo(sip, IP_B, 6, (uint16_t)(20 + plen))));
-    return 54 + plen;
+    return tcp_frame(f, MAC_B, MAC_A, sip, IP_B, sport, dport, seq, ack,
+                     flags, 65535, NULL, 0, payload, plen);
 }
 
 static const struct vfw_tcp_cb *accept_none(struct vfw_tcp_conn *c, void *u,
