@@ -473,13 +473,18 @@ int vsw_acl_build_trees(vsw_acl *a)
     return 0;
 }
 
+/* One level down from internal node d. */
+static inline uint64_t step(const vsw_tree *t, uint64_t d, const vsw_key *k)
+{
+    unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
+    return t->children[(uint32_t)d + ((k->w[w] >> s) & (uint8_t)(d >> 32))];
+}
+
 static inline uint64_t walk(const vsw_tree *t, const vsw_key *k)
 {
     uint64_t d = t->root;
-    while (!(d & VSW_TN_LEAF)) {
-        unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
-        d = t->children[(uint32_t)d + ((k->w[w] >> s) & (uint8_t)(d >> 32))];
-    }
+    while (!(d & VSW_TN_LEAF))
+        d = step(t, d, k);
     return d;
 }
 
@@ -535,6 +540,21 @@ uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k)
         best = leaf_match(t, walk(t, k), k, best);
     }
     return best;
+}
+
+void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,
+                        unsigned *entries)
+{
+    *levels = *entries = 0;
+    for (size_t i = 0; i < a->ntrees; i++) {
+        const vsw_tree *t = &a->trees[i];
+        uint64_t d = t->root;
+        while (!(d & VSW_TN_LEAF)) {
+            d = step(t, d, k);
+            ++*levels;
+        }
+        *entries += (unsigned)(d >> 32) & 0xffffff;
+    }
 }
 
 /* Walk each frame down to its leaf in turn.  For a tree that stays in
