@@ -557,8 +557,8 @@ void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,
     }
 }
 
-/* Walk each frame down to its leaf in turn.  For a tree that stays in
- * L2 this beats the lockstep walk: out-of-order execution already overlaps
+/* Walk each frame down to its leaf in turn.  For a small, shallow tree
+ * this beats the lockstep walk: out-of-order execution already overlaps
  * the short walks of consecutive frames, without the bookkeeping. */
 static void walk_each(const vsw_tree *t, const vsw_key *k, size_t n,
                       const uint32_t *rank, uint64_t *d)
@@ -569,9 +569,14 @@ static void walk_each(const vsw_tree *t, const vsw_key *k, size_t n,
     }
 }
 
-/* Walk all frames one level per pass, prefetching each frame's next level,
- * so that the cache misses of a big tree overlap; only frames still inside
- * the tree are visited (the live list is rebuilt without branches). */
+/* Walk all frames one level per pass, so that the loads of a big tree
+ * overlap and the loop exits once per level, not once per frame (a walk's
+ * length varies from frame to frame and its end mispredicts); only frames
+ * still inside the tree are visited (the live list is rebuilt without
+ * branches).  No software prefetch: computing the next level's address a
+ * second time cost more than it saved (65536 tenant rules: 64.4 -> 59.5
+ * ns/frame without it; the profile in bench/acl_profile.c shows the walk
+ * is bound by instructions and branches more than by cache misses). */
 static void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
                           const uint32_t *rank, uint64_t *d)
 {
@@ -586,17 +591,8 @@ static void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
         size_t m = 0;
         for (size_t j = 0; j < nl; j++) {
             unsigned i = live[j];
-            uint64_t x = d[i];
-            unsigned w = (unsigned)(x >> 56) & 7, s = (unsigned)(x >> 48) & 63;
-            x = t->children[(uint32_t)x + ((k[i].w[w] >> s) & (uint8_t)(x >> 32))];
+            uint64_t x = step(t, d[i], &k[i]);
             d[i] = x;
-            unsigned w2 = (unsigned)(x >> 56) & 7, s2 = (unsigned)(x >> 48) & 63;
-            /* next level's entry, or (for a leaf) the two lines that hold
-             * most leaves; chosen without a branch */
-            const uint64_t *nx = x & VSW_TN_LEAF ? &t->leaf[(uint32_t)x]
-                : &t->children[(uint32_t)x + ((k[i].w[w2] >> s2) & (uint8_t)(x >> 32))];
-            __builtin_prefetch(nx);
-            __builtin_prefetch(nx + 8);
             live[m] = (uint8_t)i;
             m += !(x & VSW_TN_LEAF);
         }
@@ -618,8 +614,8 @@ void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
         rank[i] = UINT32_MAX;
     for (size_t ti = 0; ti < a->ntrees; ti++) {
         const vsw_tree *t = &a->trees[ti];
-        /* all walks first, then all leaf checks: the leaf lines prefetched
-         * at the end of each walk arrive while the other frames walk */
+        /* all walks first, then all leaf checks: the leaf loads of
+         * different frames are independent and overlap */
         if (a->bytes < VSW_ACL_SMALL)
             walk_each(t, k, n, rank, d);
         else
