@@ -33,7 +33,8 @@ static void frame_key(vsw_switch *sw, const trace *t, size_t i, vsw_key *k,
     vsw_parse_key(t->fr[i], t->len[i], k, &l2);
     vsw_process(sw, in, t->fr[i], t->len[i], 0, d);
     const uint8_t *dst = t->fr[i];
-    /* the bench's FDB: 02:00:00:00:01:xx is port xx; anything else floods */
+    /* the bench's FDB (bench_switch): 02:00:00:00:01:xx is port xx;
+     * anything else floods */
     int known = dst[0] == 2 && !dst[1] && !dst[2] && !dst[3] && dst[4] == 1 &&
                 dst[5] >= 2 && dst[5] < 2 + NVF;
     uint64_t op = known ? dst[5] : 0xfe;
@@ -47,6 +48,10 @@ static int build_keys(vsw_switch *sw, const vsw_acl *a, const trace *t, keyset *
 {
     ks->n = t->n;
     ks->k = aligned_alloc(64, sizeof(vsw_key) * t->n);
+    if (!ks->k) {
+        fprintf(stderr, "out of memory\n");
+        return -1;
+    }
     double lv = 0, en = 0, matched = 0;
     unsigned lmax = 0, emax = 0;
     for (size_t i = 0; i < t->n; i++) {
@@ -80,6 +85,10 @@ static double time_classify(const vsw_acl *a, const keyset *ks, int shuffle, dou
     size_t nb = ks->n / BURSTSZ;
     uint32_t *order = malloc(sizeof(uint32_t) * ks->n);
     vsw_key *buf = aligned_alloc(64, sizeof(vsw_key) * BURSTSZ);
+    if (!order || !buf) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
     uint32_t rank[BURSTSZ];
     uint64_t sink = 0;
     double best = 1e30;
@@ -146,13 +155,10 @@ int main(int argc, char **argv)
         size_t n = sizes[si];
         if (only && n != only)
             continue;
-        vsw_config cfg = { .num_vfs = NVF };
-        vsw_switch *sw = vsw_create(&cfg);
-        for (unsigned v = 0; v < NVF; v++)
-            vsw_fdb_add(sw, (uint8_t[6]){0x02, 0, 0, 0, 1, (uint8_t)(2 + v)}, 0, 2 + v, NULL);
+        vsw_switch *sw = bench_switch();
         vsw_rule *rules = bench_rules(n);
         vsw_error err;
-        if (!rules || vsw_acl_set(sw, rules, n, &err)) {
+        if (!sw || !rules || vsw_acl_set(sw, rules, n, &err)) {
             fprintf(stderr, "acl_set failed\n");
             return 1;
         }

@@ -68,10 +68,7 @@ int main(int argc, char **argv)
         size_t n = sizes[si];
         if (only && n != only)
             continue;
-        vsw_config cfg = { .num_vfs = NVF };
-        vsw_switch *sw = vsw_create(&cfg);
-        for (unsigned v = 0; v < NVF; v++)
-            vsw_fdb_add(sw, (uint8_t[6]){0x02, 0, 0, 0, 1, (uint8_t)(2 + v)}, 0, 2 + v, NULL);
+        vsw_switch *sw = bench_switch();
         vsw_rule *rules = bench_rules(n);
         double b0 = now_s();
         vsw_error err;

@@ -76,6 +76,17 @@ static inline void free_trace(trace *t)
     free(t->buf); free(t->fr); free(t->len); free(t->port);
 }
 
+/* The benchmark's switch: NVF VFs, one static FDB entry per VF
+ * (02:00:00:00:01:xx is port xx). */
+static inline vsw_switch *bench_switch(void)
+{
+    vsw_config cfg = { .num_vfs = NVF };
+    vsw_switch *sw = vsw_create(&cfg);
+    for (unsigned v = 0; sw && v < NVF; v++)
+        vsw_fdb_add(sw, (uint8_t[6]){0x02, 0, 0, 0, 1, (uint8_t)(2 + v)}, 0, 2 + v, NULL);
+    return sw;
+}
+
 /* The benchmark's rule set of n tenant rules (deterministic per n). */
 static inline vsw_rule *bench_rules(size_t n)
 {

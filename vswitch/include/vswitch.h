@@ -347,8 +347,8 @@ typedef struct vsw_decision {
  * (0 means dropped, reason in d->drop). */
 unsigned vsw_process(vsw_switch *sw, unsigned in_port, const uint8_t *frame,
                      size_t len, uint64_t now_ns, vsw_decision *d);
-/* The same for n frames (faster: the classifier walks the frames together
- * and prefetches). */
+/* The same for n frames received together on `in_port` (faster: the
+ * classifier walks the frames together, so their memory loads overlap). */
 void vsw_process_burst(vsw_switch *sw, unsigned in_port,
                        const uint8_t *const *frames, const size_t *lens,
                        size_t n, uint64_t now_ns, vsw_decision *d);

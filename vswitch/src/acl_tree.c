@@ -30,8 +30,8 @@
  *     has not compared yet (see vsw_tree), so the final check reads one or
  *     two sequential lines instead of a separate rule record.
  * Burst lookups walk every frame to its leaf first and check the leaves
- * after; large trees are walked one level at a time over the burst with
- * the next level prefetched, so their cache misses overlap.
+ * after; large trees are walked one level at a time over the burst, so
+ * the loads of different frames overlap and the loop exits once a level.
  */
 #include "vsw_internal.h"
 #include <stdlib.h>
