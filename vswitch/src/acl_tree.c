@@ -30,8 +30,9 @@
  *     has not compared yet (see vsw_tree), so the final check reads one or
  *     two sequential lines instead of a separate rule record.
  * Burst lookups walk every frame to its leaf first and check the leaves
- * after; large trees are walked one level at a time over the burst, so
- * the loads of different frames overlap and the loop exits once a level.
+ * after; larger trees are walked one level at a time over the burst, so
+ * the loads of different frames overlap and the loop exits once a level,
+ * and the largest with the next level prefetched.
  */
 #include "vsw_internal.h"
 #include <stdlib.h>
@@ -573,12 +574,12 @@ static void walk_each(const vsw_tree *t, const vsw_key *k, size_t n,
  * overlap and the loop exits once per level, not once per frame (a walk's
  * length varies from frame to frame and its end mispredicts); only frames
  * still inside the tree are visited (the live list is rebuilt without
- * branches).  No software prefetch: computing the next level's address a
- * second time cost more than it saved (65536 tenant rules: 64.4 -> 59.5
- * ns/frame without it; the profile in bench/acl_profile.c shows the walk
- * is bound by instructions and branches more than by cache misses). */
-static void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
-                          const uint32_t *rank, uint64_t *d)
+ * branches).  With `prefetch` (a constant at both call sites) each frame's
+ * next level, or its leaf, is prefetched as well: that costs a second
+ * address computation per step, which only pays when the tree is not in
+ * cache (see VSW_ACL_BIG). */
+static inline void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
+                                 const uint32_t *rank, uint64_t *d, const int prefetch)
 {
     uint8_t live[BURST_MAX];
     size_t nl = 0;
@@ -593,6 +594,15 @@ static void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
             unsigned i = live[j];
             uint64_t x = step(t, d[i], &k[i]);
             d[i] = x;
+            if (prefetch) {
+                unsigned w2 = (unsigned)(x >> 56) & 7, s2 = (unsigned)(x >> 48) & 63;
+                /* next level's entry, or (for a leaf) the two lines that
+                 * hold most leaves; chosen without a branch */
+                const uint64_t *nx = x & VSW_TN_LEAF ? &t->leaf[(uint32_t)x]
+                    : &t->children[(uint32_t)x + ((k[i].w[w2] >> s2) & (uint8_t)(x >> 32))];
+                __builtin_prefetch(nx);
+                __builtin_prefetch(nx + 8);
+            }
             live[m] = (uint8_t)i;
             m += !(x & VSW_TN_LEAF);
         }
@@ -618,8 +628,10 @@ void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
          * different frames are independent and overlap */
         if (a->bytes < VSW_ACL_SMALL)
             walk_each(t, k, n, rank, d);
+        else if (a->bytes < VSW_ACL_BIG)
+            walk_lockstep(t, k, n, rank, d, 0);
         else
-            walk_lockstep(t, k, n, rank, d);
+            walk_lockstep(t, k, n, rank, d, 1);
         for (size_t i = 0; i < n; i++)
             if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
                 rank[i] = leaf_match(t, d[i], &k[i], rank[i]);

@@ -241,6 +241,10 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
                 rank[j] = vsw_acl_lookup_linear(cs->acl, &keys[j]);
         else
             vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank);
+        if (cs->acl->bytes >= VSW_ACL_BIG)  /* action and counters: warm up */
+            for (size_t j = 0; j < live; j++)
+                if (rank[j] != UINT32_MAX)
+                    __builtin_prefetch(&cs->acl->act[rank[j]], 1);
         for (size_t j = 0; j < live; j++)
             egress(sw, cs, in_port, &ps[idx[j]], rank[j], now_ns, &d[idx[j]]);
         frames += m;

@@ -140,13 +140,23 @@ typedef struct vsw_acl {
     size_t     bytes;
 } vsw_acl;
 
-/* Below this size (rule copies, actions and trees) a rule set has shallow
- * trees: bursts walk them one frame after the other, which out-of-order
- * execution overlaps (16 and 256 tenant rules: ~0.6 ns/frame faster than
- * the lockstep walk).  Bigger sets are walked in lockstep, one level of
- * all frames per pass (4096 rules, 1.1 MB: ~2 ns/frame faster; 65536
- * rules: ~15 ns/frame faster than one frame after the other). */
+/* How bursts walk a compiled rule set, by its size (rule copies, actions
+ * and trees), as measured with the bench's tenant rule sets:
+ *   < VSW_ACL_SMALL  one frame after the other: shallow trees, and
+ *                    out-of-order execution overlaps the short walks
+ *                    (16 and 256 rules: ~0.6 ns/frame faster than lockstep);
+ *   < VSW_ACL_BIG    lockstep, one level of all frames per pass (4096
+ *                    rules, 1.1 MB: ~2 ns/frame faster than the other two,
+ *                    with the bench's trace and with an 8x longer one);
+ *   otherwise        lockstep with the next level prefetched, and the
+ *                    matched rule's action and counters prefetched before
+ *                    egress.  At 65536 rules (25 MB) this costs ~4 ns/frame
+ *                    on the bench's 16384-frame trace, whose hot part stays
+ *                    in cache, but saves 5-45 ns/frame on a 131072-frame
+ *                    trace (71-78 against 76-124 ns), which is closer to
+ *                    traffic with many flows. */
 #define VSW_ACL_SMALL (256u * 1024u)
+#define VSW_ACL_BIG   (2048u * 1024u)
 
 int  vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
                      vsw_acl **out, vsw_error *err);
