@@ -3,6 +3,7 @@
  * rule sets and frames, through the whole vsw_process pipeline. */
 #include "testlib.h"
 #include "rulegen.h"
+#include "vsw_internal.h"      /* VSW_ACL_SMALL / VSW_ACL_BIG */
 
 #define NVF 8
 
@@ -99,8 +100,18 @@ int main(void)
     for (int round = 0; round < 3; round++)
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
             CHECK_EQ(run_set(sw, RG_RANDOM, sizes[i], 1024), 0);
+    /* bursts walk small, middle-sized and big rule sets three different
+     * ways (acl_tree.c); make sure each way was compared above */
+    vsw_acl_stats st;
+    CHECK_EQ(run_set(sw, RG_RANDOM, 200, 1024), 0);
+    vsw_acl_get_stats(sw, &st);
+    CHECK(st.bytes < VSW_ACL_SMALL);
     CHECK_EQ(run_set(sw, RG_TENANT, 4096, 4096), 0);
+    vsw_acl_get_stats(sw, &st);
+    CHECK(st.bytes >= VSW_ACL_SMALL && st.bytes < VSW_ACL_BIG);
     CHECK_EQ(run_set(sw, RG_TENANT, 20000, 4096), 0);
+    vsw_acl_get_stats(sw, &st);
+    CHECK(st.bytes >= VSW_ACL_BIG);
     CHECK_EQ(run_set(sw, RG_CROSS, 8000, 4096), 0);
     vsw_destroy(sw);
     return t_done();
