@@ -474,11 +474,17 @@ int vsw_acl_build_trees(vsw_acl *a)
     return 0;
 }
 
+/* Where internal node d leads key k: the child's descriptor. */
+static inline const uint64_t *child(const vsw_tree *t, uint64_t d, const vsw_key *k)
+{
+    unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
+    return &t->children[(uint32_t)d + ((k->w[w] >> s) & (uint8_t)(d >> 32))];
+}
+
 /* One level down from internal node d. */
 static inline uint64_t step(const vsw_tree *t, uint64_t d, const vsw_key *k)
 {
-    unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
-    return t->children[(uint32_t)d + ((k->w[w] >> s) & (uint8_t)(d >> 32))];
+    return *child(t, d, k);
 }
 
 static inline uint64_t walk(const vsw_tree *t, const vsw_key *k)
@@ -595,11 +601,10 @@ static inline void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
             uint64_t x = step(t, d[i], &k[i]);
             d[i] = x;
             if (prefetch) {
-                unsigned w2 = (unsigned)(x >> 56) & 7, s2 = (unsigned)(x >> 48) & 63;
                 /* next level's entry, or (for a leaf) the two lines that
                  * hold most leaves; chosen without a branch */
                 const uint64_t *nx = x & VSW_TN_LEAF ? &t->leaf[(uint32_t)x]
-                    : &t->children[(uint32_t)x + ((k[i].w[w2] >> s2) & (uint8_t)(x >> 32))];
+                                                     : child(t, x, &k[i]);
                 __builtin_prefetch(nx);
                 __builtin_prefetch(nx + 8);
             }
