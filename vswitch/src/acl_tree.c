@@ -576,6 +576,25 @@ static void walk_each(const vsw_tree *t, const vsw_key *k, size_t n,
     }
 }
 
+/* Where descriptor x leads key k: for an internal node the child's entry,
+ * for a leaf its first entry (the two lines from there hold most leaves).
+ * Both addresses are computed and one is picked by masking: a `x is a
+ * leaf ? ... : ...` here compiled to a branch (the loads in child() cannot
+ * be if-converted), and where a walk ends is data-dependent, so that
+ * branch mispredicted about once per frame: 36.4 -> 27.9 ns per frame for
+ * the classifier alone at 65536 rules (acl_profile, trace order).  For a
+ * leaf the child address is garbage, which is harmless: it is only used
+ * as a prefetch hint, and integers, not pointers, carry the arithmetic. */
+static inline const char *next_line(const vsw_tree *t, uint64_t x, const vsw_key *k)
+{
+    unsigned w = (unsigned)(x >> 56) & 7, s = (unsigned)(x >> 48) & 63;
+    uintptr_t lf = (uintptr_t)t->leaf + 8 * (uintptr_t)(uint32_t)x;
+    uintptr_t ch = (uintptr_t)t->children +
+                   8 * ((uintptr_t)(uint32_t)x + ((k->w[w] >> s) & (uint8_t)(x >> 32)));
+    uintptr_t leaf = (uintptr_t)0 - (uintptr_t)(x >> 63);     /* all ones if a leaf */
+    return (const char *)((lf & leaf) | (ch & ~leaf));
+}
+
 /* Walk all frames one level per pass, so that the loads of a big tree
  * overlap and the loop exits once per level, not once per frame (a walk's
  * length varies from frame to frame and its end mispredicts); only frames
@@ -601,12 +620,9 @@ static inline void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
             uint64_t x = step(t, d[i], &k[i]);
             d[i] = x;
             if (prefetch) {
-                /* next level's entry, or (for a leaf) the two lines that
-                 * hold most leaves; chosen without a branch */
-                const uint64_t *nx = x & VSW_TN_LEAF ? &t->leaf[(uint32_t)x]
-                                                     : child(t, x, &k[i]);
+                const char *nx = next_line(t, x, &k[i]);
                 __builtin_prefetch(nx);
-                __builtin_prefetch(nx + 8);
+                __builtin_prefetch(nx + 64);
             }
             live[m] = (uint8_t)i;
             m += !(x & VSW_TN_LEAF);
