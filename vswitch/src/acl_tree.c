@@ -379,8 +379,16 @@ static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
         free(b.children);
         free(b.leaf);
         memset(t, 0, sizeof(*t));
+        return b.fail;
     }
-    return b.fail;
+    for (unsigned p = 0; p < 256; p++) {
+        uint64_t d = t->root, key0 = (uint64_t)p << 56;
+        /* a window inside bits 56..63 of key word 0 (fields never cross) */
+        while (!(d & VSW_TN_LEAF) && (d >> 56 & 7) == 0 && (d >> 48 & 63) >= 56)
+            d = t->children[(uint32_t)d + ((key0 >> (d >> 48 & 63)) & (uint8_t)(d >> 32))];
+        t->port_root[p] = d;
+    }
+    return 0;
 }
 
 /* Which field groups a rule specifies: the partition key for multi-tree. */
@@ -487,9 +495,15 @@ static inline uint64_t step(const vsw_tree *t, uint64_t d, const vsw_key *k)
     return *child(t, d, k);
 }
 
+/* Where key k starts in tree t: past the levels its in_port decides. */
+static inline uint64_t start(const vsw_tree *t, const vsw_key *k)
+{
+    return t->port_root[k->w[0] >> 56];
+}
+
 static inline uint64_t walk(const vsw_tree *t, const vsw_key *k)
 {
-    uint64_t d = t->root;
+    uint64_t d = start(t, k);
     while (!(d & VSW_TN_LEAF))
         d = step(t, d, k);
     return d;
@@ -555,7 +569,7 @@ void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,
     *levels = *entries = 0;
     for (size_t i = 0; i < a->ntrees; i++) {
         const vsw_tree *t = &a->trees[i];
-        uint64_t d = t->root;
+        uint64_t d = start(t, k);
         while (!(d & VSW_TN_LEAF)) {
             d = step(t, d, k);
             ++*levels;
@@ -609,7 +623,7 @@ static inline void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
     uint8_t live[BURST_MAX];
     size_t nl = 0;
     for (size_t i = 0; i < n; i++) {
-        d[i] = rank[i] > t->best_rank ? t->root : VSW_TN_LEAF;  /* skip */
+        d[i] = rank[i] > t->best_rank ? start(t, &k[i]) : VSW_TN_LEAF;  /* skip */
         live[nl] = (uint8_t)i;
         nl += !(d[i] & VSW_TN_LEAF);
     }

