@@ -264,23 +264,36 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
             for (size_t j = 0; j < live; j++)
                 if (rank[j] != UINT32_MAX)
                     __builtin_prefetch(&cs->acl->act[rank[j]], 1);
-        /* the rules' verdicts, then the dropped frames and the passed ones
-         * in two loops: a branch on each frame's verdict would mispredict
-         * (see rule_hit).  Meters see the passed frames in arrival order,
-         * and nothing else depends on the order of frames. */
-        unsigned pass[BURST], dropped[BURST];
-        size_t np = 0, nd = 0;
-        for (size_t j = 0; j < live; j++) {
-            int dr = rank[j] != UINT32_MAX && rule_hit(cs->acl, &ps[idx[j]], rank[j], &d[idx[j]]);
-            dropped[nd] = pass[np] = (unsigned)j;
-            nd += (size_t)dr;
-            np += (size_t)!dr;
-        }
-        for (size_t j = 0; j < nd; j++)
-            drop(sw, in_port, &d[idx[dropped[j]]], VSW_DROP_ACL);
-        for (size_t j = 0; j < np; j++) {
-            size_t f = pass[j];
-            egress(sw, cs, in_port, &ps[idx[f]], rank[f], now_ns, &d[idx[f]]);
+        if (cs->acl->bytes < VSW_ACL_SMALL) {
+            /* small sets (in the bench, 10-73% of frames match): one loop */
+            for (size_t j = 0; j < live; j++) {
+                vsw_decision *dj = &d[idx[j]];
+                if (rank[j] != UINT32_MAX && rule_hit(cs->acl, &ps[idx[j]], rank[j], dj))
+                    drop(sw, in_port, dj, VSW_DROP_ACL);
+                else
+                    egress(sw, cs, in_port, &ps[idx[j]], rank[j], now_ns, dj);
+            }
+        } else {
+            /* the rules' verdicts, then the dropped frames and the passed
+             * ones in two loops: a branch on each frame's verdict would
+             * mispredict (see rule_hit).  Meters see the passed frames in
+             * arrival order, and nothing else depends on the order of
+             * frames.  Measured at 4096 / 65536 rules: ~1 / ~2 ns a frame
+             * faster; with 16 or 256 rules the extra loop costs ~1.3 ns. */
+            unsigned pass[BURST], dropped[BURST];
+            size_t np = 0, nd = 0;
+            for (size_t j = 0; j < live; j++) {
+                int dr = rank[j] != UINT32_MAX && rule_hit(cs->acl, &ps[idx[j]], rank[j], &d[idx[j]]);
+                dropped[nd] = pass[np] = (unsigned)j;
+                nd += (size_t)dr;
+                np += (size_t)!dr;
+            }
+            for (size_t j = 0; j < nd; j++)
+                drop(sw, in_port, &d[idx[dropped[j]]], VSW_DROP_ACL);
+            for (size_t j = 0; j < np; j++) {
+                size_t f = pass[j];
+                egress(sw, cs, in_port, &ps[idx[f]], rank[f], now_ns, &d[idx[f]]);
+            }
         }
         frames += m;
         lens += m;

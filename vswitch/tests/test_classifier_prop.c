@@ -56,7 +56,9 @@ static int run_set(vsw_switch *sw, enum rg_mode mode, size_t nrules, size_t npkt
         for (int j = 0; j < B; j++) {
             vsw_process(sw, inp[j], fr[j], len[j], 0, &dl);
             if (dl.rule != dt[j].rule || dl.rule != db[j].rule || dl.drop != dt[j].drop ||
-                dl.tc != dt[j].tc || dl.drop != db[j].drop) {
+                dl.tc != dt[j].tc || dl.drop != db[j].drop || dl.tc != db[j].tc ||
+                memcmp(&dl.egress, &dt[j].egress, sizeof(dl.egress)) ||
+                memcmp(&dl.egress, &db[j].egress, sizeof(dl.egress))) {
                 if (mism++ < 3)
                     fprintf(stderr, "mismatch mode %d n %zu: linear %d tree %d burst %d\n",
                             mode, nrules, dl.rule, dt[j].rule, db[j].rule);
