@@ -293,6 +293,7 @@ void vsw_acl_free(vsw_acl *a)
     for (size_t t = 0; t < a->ntrees; t++) {
         free(a->trees[t].children);
         free(a->trees[t].leaf);
+        free(a->trees[t].port_root);
     }
     free(a->rules);
     free(a->act);

@@ -381,6 +381,13 @@ static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
         memset(t, 0, sizeof(*t));
         return b.fail;
     }
+    t->port_root = malloc(256 * sizeof(uint64_t));
+    if (!t->port_root) {
+        free(b.children);
+        free(b.leaf);
+        memset(t, 0, sizeof(*t));
+        return 2;
+    }
     for (unsigned p = 0; p < 256; p++) {
         uint64_t d = t->root, key0 = (uint64_t)p << 56;
         /* a window inside bits 56..63 of key word 0 (fields never cross) */
@@ -477,8 +484,7 @@ int vsw_acl_build_trees(vsw_acl *a)
     if (rc)
         return -1;
     for (size_t t = 0; t < a->ntrees; t++)
-        a->bytes += a->trees[t].nchildren * sizeof(uint64_t) +
-                    a->trees[t].nleafwords * sizeof(uint64_t);
+        a->bytes += (a->trees[t].nchildren + a->trees[t].nleafwords + 256) * sizeof(uint64_t);
     return 0;
 }
 

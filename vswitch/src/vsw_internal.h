@@ -113,7 +113,7 @@ typedef struct vsw_tree {
      * in_port bits (usually the root's 8-bit cut of tenant rule sets): a
      * lookup starts at port_root[p], one load from a 2 KB table that stays
      * in L1, instead of walking those levels frame by frame. */
-    uint64_t   port_root[256];
+    uint64_t  *port_root;   /* 256 entries                                  */
     uint64_t  *children;  size_t nchildren;
     uint64_t  *leaf;      size_t nleafwords;
     size_t     nleafrefs;   /* rule entries in leaves                      */
