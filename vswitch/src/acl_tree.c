@@ -29,8 +29,10 @@
  *   - a leaf entry holds the rule's value/mask only for the bits the path
  *     has not compared yet (see vsw_tree), so the final check reads one or
  *     two sequential lines instead of a separate rule record.
- * Burst lookups walk every frame to its leaf first and check the leaves
- * after; larger trees are walked one level at a time over the burst, so
+ * A lookup starts at the node the key's in_port leads to (port_root), so
+ * the level that separates the VFs' rules costs one load from a small
+ * table.  Burst lookups walk every frame to its leaf first and check the
+ * leaves after; larger trees are walked one level at a time over the burst, so
  * the loads of different frames overlap and the loop exits once a level,
  * and the largest with the next level prefetched.
  */

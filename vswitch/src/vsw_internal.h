@@ -155,11 +155,14 @@ typedef struct vsw_acl {
  *                    with the bench's trace and with an 8x longer one);
  *   otherwise        lockstep with the next level prefetched, and the
  *                    matched rule's action and counters prefetched before
- *                    egress.  At 65536 rules (25 MB) this costs ~4 ns/frame
- *                    on the bench's 16384-frame trace, whose hot part stays
- *                    in cache, but saves 5-45 ns/frame on a 131072-frame
- *                    trace (71-78 against 76-124 ns), which is closer to
- *                    traffic with many flows. */
+ *                    egress.  At 65536 rules (25 MB), when the prefetch
+ *                    address was still chosen with a branch, this cost
+ *                    ~4 ns/frame on the bench's 16384-frame trace, whose
+ *                    hot part stays in cache, but saved 5-45 ns/frame on a
+ *                    131072-frame trace (71-78 against 76-124 ns), which
+ *                    is closer to traffic with many flows; now 51 and 64.
+ * The same two thresholds decide how process.c applies verdicts (one loop
+ * below VSW_ACL_SMALL, dropped and passed frames split above). */
 #define VSW_ACL_SMALL (256u * 1024u)
 #define VSW_ACL_BIG   (2048u * 1024u)
 
