@@ -362,6 +362,8 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
            (km << 32) | base;
 }
 
+static void fill_port_roots(vsw_tree *t);
+
 static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
                       size_t budget, unsigned fpct)
 {
@@ -390,13 +392,7 @@ static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
         memset(t, 0, sizeof(*t));
         return 2;
     }
-    for (unsigned p = 0; p < 256; p++) {
-        uint64_t d = t->root, key0 = (uint64_t)p << 56;
-        /* a window inside bits 56..63 of key word 0 (fields never cross) */
-        while (!(d & VSW_TN_LEAF) && (d >> 56 & 7) == 0 && (d >> 48 & 63) >= 56)
-            d = t->children[(uint32_t)d + ((key0 >> (d >> 48 & 63)) & (uint8_t)(d >> 32))];
-        t->port_root[p] = d;
-    }
+    fill_port_roots(t);
     return 0;
 }
 
@@ -501,6 +497,19 @@ static inline const uint64_t *child(const vsw_tree *t, uint64_t d, const vsw_key
 static inline uint64_t step(const vsw_tree *t, uint64_t d, const vsw_key *k)
 {
     return *child(t, d, k);
+}
+
+/* port_root[p]: from the root, follow the cuts that lie inside bits 56..63
+ * of key word 0 (in_port; fields never cross) for a key whose in_port is p. */
+static void fill_port_roots(vsw_tree *t)
+{
+    for (unsigned p = 0; p < 256; p++) {
+        vsw_key k = { .w = { (uint64_t)p << 56 } };
+        uint64_t d = t->root;
+        while (!(d & VSW_TN_LEAF) && (d >> 56 & 7) == 0 && (d >> 48 & 63) >= 56)
+            d = step(t, d, &k);
+        t->port_root[p] = d;
+    }
 }
 
 /* Where key k starts in tree t: past the levels its in_port decides. */
