@@ -486,11 +486,17 @@ int vsw_acl_build_trees(vsw_acl *a)
     return 0;
 }
 
+/* Index in children[] of the child internal node d leads key k to. */
+static inline size_t child_index(uint64_t d, const vsw_key *k)
+{
+    unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
+    return (uint32_t)d + (size_t)((k->w[w] >> s) & (uint8_t)(d >> 32));
+}
+
 /* Where internal node d leads key k: the child's descriptor. */
 static inline const uint64_t *child(const vsw_tree *t, uint64_t d, const vsw_key *k)
 {
-    unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
-    return &t->children[(uint32_t)d + ((k->w[w] >> s) & (uint8_t)(d >> 32))];
+    return &t->children[child_index(d, k)];
 }
 
 /* One level down from internal node d. */
@@ -618,10 +624,8 @@ static void walk_each(const vsw_tree *t, const vsw_key *k, size_t n,
  * loaded from, and integers, not pointers, carry the arithmetic. */
 static inline uintptr_t next_at(const vsw_tree *t, uint64_t x, const vsw_key *k)
 {
-    unsigned w = (unsigned)(x >> 56) & 7, s = (unsigned)(x >> 48) & 63;
     uintptr_t lf = (uintptr_t)t->leaf + 8 * (uintptr_t)(uint32_t)x;
-    uintptr_t ch = (uintptr_t)t->children +
-                   8 * ((uintptr_t)(uint32_t)x + ((k->w[w] >> s) & (uint8_t)(x >> 32)));
+    uintptr_t ch = (uintptr_t)t->children + 8 * (uintptr_t)child_index(x, k);
     uintptr_t leaf = (uintptr_t)0 - (uintptr_t)(x >> 63);     /* all ones if a leaf */
     return (lf & leaf) | (ch & ~leaf);
 }

@@ -117,8 +117,9 @@ ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, const uint8_t *f
     return 0;
 }
 
-/* Step 7, the matched rule's actions that apply whatever its verdict:
- * the rule's counters and d->rule.  Returns 1 if the rule drops the frame;
+/* Step 7 for the ACL result `rank` (UINT32_MAX: no rule matched, nothing
+ * to do): the matched rule's actions that apply whatever its verdict, the
+ * rule's counters and d->rule.  Returns 1 if the rule drops the frame;
  * otherwise the rule's traffic class is applied (mirror and meter are
  * egress()'s).  Written without branches on the verdict and on
  * VSW_ACTF_SET_TC: with rule sets mixing both verdicts they are data
@@ -128,6 +129,8 @@ ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, const uint8_t *f
 static inline __attribute__((always_inline)) int
 rule_hit(const vsw_acl *acl, const pstate *ps, uint32_t rank, vsw_decision *d)
 {
+    if (rank == UINT32_MAX)
+        return 0;
     vsw_act *r = &acl->act[rank];
     d->rule = (int32_t)r->index;
     if (r->flags & VSW_ACTF_COUNT) {
@@ -215,7 +218,7 @@ static inline __attribute__((always_inline)) unsigned
 act_one(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint32_t rank,
         uint64_t now, vsw_decision *d)
 {
-    if (rank != UINT32_MAX && rule_hit(cs->acl, ps, rank, d)) {
+    if (rule_hit(cs->acl, ps, rank, d)) {
         drop(sw, in_port, d, VSW_DROP_ACL);
         return 0;
     }
@@ -286,7 +289,7 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
             unsigned pass[BURST], dropped[BURST];
             size_t np = 0, nd = 0;
             for (size_t j = 0; j < live; j++) {
-                int dr = rank[j] != UINT32_MAX && rule_hit(cs->acl, &ps[idx[j]], rank[j], &d[idx[j]]);
+                int dr = rule_hit(cs->acl, &ps[idx[j]], rank[j], &d[idx[j]]);
                 dropped[nd] = pass[np] = (unsigned)j;
                 nd += (size_t)dr;
                 np += (size_t)!dr;
