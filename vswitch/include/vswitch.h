@@ -272,9 +272,15 @@ int vsw_acl_check(const vsw_rule *rules, size_t n, unsigned num_ports,
                   vsw_error *err);
 
 /* Classifier implementation used by vsw_process: the decision-tree
- * classifier (default) or the linear-scan reference (same results, for
- * tests and the benchmark baseline). */
-enum vsw_classifier { VSW_CLASSIFIER_TREE = 0, VSW_CLASSIFIER_LINEAR = 1 };
+ * classifier (default), the same trees with their leaves checked in
+ * portable C even where the CPU has AVX-512 (what other machines run), or
+ * the linear-scan reference.  All give the same results; the last two are
+ * for tests and the benchmark's baseline. */
+enum vsw_classifier {
+    VSW_CLASSIFIER_TREE = 0,
+    VSW_CLASSIFIER_LINEAR = 1,
+    VSW_CLASSIFIER_TREE_SCALAR = 2,
+};
 void vsw_set_classifier(vsw_switch *sw, enum vsw_classifier c);
 
 /* Classifier statistics of the installed rule set. */

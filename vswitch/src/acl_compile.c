@@ -292,7 +292,7 @@ void vsw_acl_free(vsw_acl *a)
         return;
     for (size_t t = 0; t < a->ntrees; t++) {
         free(a->trees[t].children);
-        free(a->trees[t].leaf);
+        free(a->trees[t].grp);
         free(a->trees[t].port_root);
     }
     free(a->rules);

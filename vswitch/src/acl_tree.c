@@ -1,4 +1,5 @@
-/* acl_tree.c - the ACL classifier: decision trees over the 512-bit key.
+/* acl_tree.c - the ACL classifier: decision trees over the 512-bit key,
+ * and how they are built (acl_lookup.c walks them).
  *
  * Why a decision tree.  The goals are >= 20 Mpps at 4096 rules on one core
  * and at most 2x slowdown from 16 to 65536 rules.  Linear and bit-vector
@@ -21,34 +22,30 @@
  *   - a rule whose every specified bit is fixed by the path covers the whole
  *     node: all lower-priority rules are removed below it;
  *   - children with the same rule list share one subtree;
- *   - leaves hold <= 2 rules (sorted by rank: first match wins);
+ *   - leaves hold <= LEAF_MAX rules (sorted by rank: first match wins),
+ *     checked together in one leaf group (see vsw_lgroup);
  *   - if one tree would replicate too much (many rules wildcard on the fields
  *     others are cut on), the rules are split by which fields they specify
  *     into up to 8 trees; a lookup visits trees in order of their best rank
  *     and stops once no tree can beat the match found (EffiCuts' idea).
  *   - a leaf entry holds the rule's value/mask only for the bits the path
- *     has not compared yet (see vsw_tree), so the final check reads one or
- *     two sequential lines instead of a separate rule record.
- * A lookup starts at the node the key's in_port leads to (port_root), so
- * the level that separates the VFs' rules costs one load from a small
- * table.  Burst lookups walk every frame to its leaf first and check the
- * leaves after; larger trees are walked one level at a time over the burst, so
- * the loads of different frames overlap and the loop exits once a level,
- * and the largest with the next level prefetched.
+ *     has not compared yet, so the final check reads the group's three
+ *     sequential lines instead of separate rule records.
  */
 #include "vsw_internal.h"
 #include <stdlib.h>
 #include <string.h>
 
-#define LEAF_MAX     2
-/* Leaf entries have at least this many slots (padded with mask-0 ones):
- * the usual entry is then checked by straight-line code instead of a loop
- * whose trip count changes from frame to frame and mispredicts. */
-#define LEAF_SLOTS   4
+/* Nodes of up to LEAF_MAX rules become leaves.  A leaf group checks all
+ * its entries without a branch per entry, so bigger leaves cost little and
+ * save levels: at 65536 bench rules, 2 / 4 / 6 / 8 give 5.35 / 4.38 / 3.79
+ * / 3.39 levels and 4.1 / 4.3 / 3.1 / 2.5 leaf references per rule; 6 was
+ * fastest at 4096 and 65536 rules (38.5 and 45.4 ns a frame against 41.3
+ * and 45.3 for 8). */
+#define LEAF_MAX     6
 #define LEAF_BIG     32
 #define MAX_DEPTH    40
 #define MAX_BITS     8
-#define BURST_MAX    64   /* frames walked together                       */
 
 typedef struct field { uint8_t word, lo, width; } field;
 static const field fields[] = {
@@ -62,7 +59,7 @@ static const field fields[] = {
 typedef struct bctx {
     const vsw_acl *a;
     uint64_t *children; size_t nch, capch;
-    uint64_t *leaf;     size_t nleaf, capleaf;  /* leaf entry words        */
+    vsw_lgroup *grp;    size_t ngrp, capgrp;   /* leaf groups              */
     size_t    nrefs;    /* rule entries in leaves                           */
     size_t    nnodes;
     size_t    budget;   /* max children + leaf refs, 0 = unlimited          */
@@ -93,49 +90,79 @@ static int over(bctx *b)
     return b->fail;
 }
 
-/* A leaf for rules r[0..n) under the path constraint pm: per rule the
- * header, the slots of the key halves with mask bits pm does not cover,
- * and the exact port ranges if the rule has any (see vsw_tree). */
+/* The lanes of rule c under the path constraint pm (see vsw_lgroup):
+ * the key halves with mask bits pm does not cover, then its port ranges.
+ * Returns the number of lanes; bit j of *rng is set for range lanes. */
+static unsigned rule_lanes(const vsw_crule *c, const uint64_t *pm, uint8_t *idx,
+                           uint32_t *val, uint32_t *msk, unsigned *rng)
+{
+    unsigned n = 0;
+    *rng = 0;
+    for (unsigned w = 0; w < VSW_KEY_WORDS; w++)
+        for (unsigned hi = 0; hi < 2; hi++) {
+            uint32_t m = (uint32_t)((c->m[w] & ~pm[w]) >> (32 * hi));
+            if (!m)
+                continue;
+            idx[n] = (uint8_t)VSW_KEY_HALF(w, hi);
+            val[n] = (uint32_t)(c->v[w] >> (32 * hi)) & m;
+            msk[n++] = m;
+        }
+    for (unsigned r = 0; r < 2; r++) {      /* sport in w1, dport in w2 */
+        if (!(c->ranges >> r & 1))
+            continue;
+        uint16_t lo = r ? c->dp_lo : c->sp_lo, hi = r ? c->dp_hi : c->sp_hi;
+        *rng |= 1u << n;
+        idx[n] = (uint8_t)VSW_KEY_HALF(1 + r, 0);
+        val[n] = lo;
+        msk[n++] = (uint32_t)(hi - lo);
+    }
+    return n;
+}
+
+/* A leaf for rules r[0..n) under the path constraint pm: their entries
+ * packed in order into as few groups as their lanes need. */
 static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *pm)
 {
-    if (grow((void **)&b->leaf, &b->capleaf, b->nleaf + n * (3 + 2 * VSW_KEY_WORDS),
-             sizeof(uint64_t))) {
-        b->fail = 2;
-        return VSW_TN_LEAF;
-    }
-    uint64_t base = b->nleaf, *o = b->leaf + base;
+    size_t base = b->ngrp;
+    vsw_lgroup *g = NULL;
+    unsigned nl = 0;        /* lanes used in g */
     for (size_t i = 0; i < n; i++) {
-        const vsw_crule *c = &b->a->rules[r[i]];
-        uint64_t slot[2 * VSW_KEY_WORDS], idx[2] = {0, 0};
-        unsigned ns = 0;
-        for (unsigned w = 0; w < VSW_KEY_WORDS; w++)
-            for (unsigned hi = 0; hi < 2; hi++) {
-                uint32_t m = (uint32_t)((c->m[w] & ~pm[w]) >> (32 * hi));
-                if (!m)
-                    continue;
-                uint32_t v = (uint32_t)(c->v[w] >> (32 * hi)) & m;
-                idx[ns / 9] |= (uint64_t)VSW_KEY_HALF(w, hi) << (4 * (ns % 9));
-                slot[ns++] = v | (uint64_t)m << 32;
+        uint8_t idx[2 * VSW_KEY_WORDS + 2];
+        uint32_t val[2 * VSW_KEY_WORDS + 2], msk[2 * VSW_KEY_WORDS + 2];
+        unsigned rng, ln = rule_lanes(&b->a->rules[r[i]], pm, idx, val, msk, &rng);
+        if (!g || (ln && (g->nent == VSW_LG_ENTRIES || nl + ln > VSW_LG_LANES))) {
+            if (grow((void **)&b->grp, &b->capgrp, b->ngrp + 1, sizeof(vsw_lgroup))) {
+                b->fail = 2;
+                return VSW_TN_LEAF;
             }
-        while (ns < LEAF_SLOTS)         /* pad: h[0] compared under mask 0 */
-            slot[ns++] = 0;
-        *o++ = r[i] | (c->ranges ? VSW_LE_RANGE : 0) | (uint64_t)ns << VSW_LE_NS_SHIFT |
-               idx[0] << VSW_LE_IDX_SHIFT;
-        if (ns > 9)
-            *o++ = idx[1];
-        memcpy(o, slot, ns * sizeof(uint64_t));
-        o += ns;
-        if (c->ranges) {
-            uint64_t sp = c->ranges & 1 ? c->sp_lo | (uint64_t)c->sp_hi << 16 : 0xffff0000u;
-            uint64_t dp = c->ranges & 2 ? c->dp_lo | (uint64_t)c->dp_hi << 16 : 0xffff0000u;
-            *o++ = sp | dp << 32;
+            g = &b->grp[b->ngrp++];
+            memset(g, 0, sizeof(*g));
+            memset(g->rank, 0xff, sizeof(g->rank));
+            nl = 0;
         }
+        unsigned e = g->nent;
+        if (!ln) {              /* matches every key that gets here */
+            g->rank[e] = r[i];
+            break;
+        }
+        if (ln > VSW_LG_LANES) {
+            g->verify |= (uint8_t)(1u << e);
+            ln = VSW_LG_LANES;
+        }
+        memcpy(g->idx + nl, idx, ln);
+        memcpy(g->val + nl, val, ln * sizeof(uint32_t));
+        memcpy(g->msk + nl, msk, ln * sizeof(uint32_t));
+        g->rng |= (uint16_t)((rng & ((1u << ln) - 1)) << nl);
+        g->lanes[e & 1] |= (uint16_t)(((1u << ln) - 1) << nl);
+        g->start[e & 1] |= (uint16_t)(1u << nl);
+        g->rank[e] = r[i];
+        g->nent++;
+        nl += ln;
     }
-    b->nleaf = (size_t)(o - b->leaf);
     b->nrefs += n;
     b->nnodes++;
     over(b);
-    return VSW_TN_LEAF | ((uint64_t)n << 32) | base;
+    return VSW_TN_LEAF | ((uint64_t)(b->ngrp - base) << 32) | base;
 }
 
 static int hibit(uint64_t x) { return 63 - __builtin_clzll(x); }
@@ -374,24 +401,27 @@ static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
     t->root = build(&b, ranks, n, pm, 0);
     t->children = b.children;
     t->nchildren = b.nch;
-    t->leaf = b.leaf;
-    t->nleafwords = b.nleaf;
+    t->rules = a->rules;
     t->nleafrefs = b.nrefs;
     t->nnodes = b.nnodes;
     t->depth = b.depth;
+    /* the groups' final home is 64-byte aligned (three lines each) */
+    t->grp = b.fail ? NULL : aligned_alloc(64, (b.ngrp ? b.ngrp : 1) * sizeof(vsw_lgroup));
+    t->port_root = b.fail ? NULL : malloc(256 * sizeof(uint64_t));
+    if (!b.fail && (!t->grp || !t->port_root))
+        b.fail = 2;
     if (b.fail) {
         free(b.children);
-        free(b.leaf);
+        free(b.grp);
+        free(t->grp);
+        free(t->port_root);
         memset(t, 0, sizeof(*t));
         return b.fail;
     }
-    t->port_root = malloc(256 * sizeof(uint64_t));
-    if (!t->port_root) {
-        free(b.children);
-        free(b.leaf);
-        memset(t, 0, sizeof(*t));
-        return 2;
-    }
+    if (b.ngrp)
+        memcpy(t->grp, b.grp, b.ngrp * sizeof(vsw_lgroup));
+    t->ngrp = b.ngrp;
+    free(b.grp);
     fill_port_roots(t);
     return 0;
 }
@@ -482,27 +512,9 @@ int vsw_acl_build_trees(vsw_acl *a)
     if (rc)
         return -1;
     for (size_t t = 0; t < a->ntrees; t++)
-        a->bytes += (a->trees[t].nchildren + a->trees[t].nleafwords + 256) * sizeof(uint64_t);
+        a->bytes += (a->trees[t].nchildren + 256) * sizeof(uint64_t) +
+                    a->trees[t].ngrp * sizeof(vsw_lgroup);
     return 0;
-}
-
-/* Index in children[] of the child internal node d leads key k to. */
-static inline size_t child_index(uint64_t d, const vsw_key *k)
-{
-    unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
-    return (uint32_t)d + (size_t)((k->w[w] >> s) & (uint8_t)(d >> 32));
-}
-
-/* Where internal node d leads key k: the child's descriptor. */
-static inline const uint64_t *child(const vsw_tree *t, uint64_t d, const vsw_key *k)
-{
-    return &t->children[child_index(d, k)];
-}
-
-/* One level down from internal node d. */
-static inline uint64_t step(const vsw_tree *t, uint64_t d, const vsw_key *k)
-{
-    return *child(t, d, k);
 }
 
 /* port_root[p]: from the root, follow the cuts that lie inside bits 56..63
@@ -513,210 +525,7 @@ static void fill_port_roots(vsw_tree *t)
         vsw_key k = { .w = { (uint64_t)p << 56 } };
         uint64_t d = t->root;
         while (!(d & VSW_TN_LEAF) && (d >> 56 & 7) == 0 && (d >> 48 & 63) >= 56)
-            d = step(t, d, &k);
+            d = vsw_tn_step(t, d, &k);
         t->port_root[p] = d;
-    }
-}
-
-/* Where key k starts in tree t: past the levels its in_port decides. */
-static inline uint64_t start(const vsw_tree *t, const vsw_key *k)
-{
-    return t->port_root[k->w[0] >> 56];
-}
-
-static inline uint64_t walk(const vsw_tree *t, const vsw_key *k)
-{
-    uint64_t d = start(t, k);
-    while (!(d & VSW_TN_LEAF))
-        d = step(t, d, k);
-    return d;
-}
-
-/* First entry of leaf d matching k with a rank below best, else best. */
-static inline uint32_t leaf_match(const vsw_tree *t, uint64_t d, const vsw_key *k,
-                                  uint32_t best)
-{
-    const uint64_t *e = t->leaf + (uint32_t)d;
-    unsigned cnt = (unsigned)(d >> 32) & 0xffffff;
-    for (unsigned i = 0; i < cnt; i++) {
-        uint64_t h = *e++, idx = h >> VSW_LE_IDX_SHIFT;
-        uint32_t rk = (uint32_t)h & VSW_LE_RANK, x = 0;
-        if (rk >= best)
-            break;
-        unsigned ns = (unsigned)(h >> VSW_LE_NS_SHIFT) & 31;
-        if (VSW_LIKELY(ns == LEAF_SLOTS)) {     /* unrolled, no loop branch */
-            for (unsigned j = 0; j < LEAF_SLOTS; j++, idx >>= 4)
-                x |= (k->h[idx & 15] ^ (uint32_t)e[j]) & (uint32_t)(e[j] >> 32);
-            e += LEAF_SLOTS;
-        } else {
-            unsigned n1 = ns;
-            const uint64_t *idx2 = e;
-            if (ns > 9) {               /* slots 9.. index from a 2nd word */
-                n1 = 9;
-                e++;
-            }
-            for (unsigned j = 0; j < n1; j++, idx >>= 4, e++)
-                x |= (k->h[idx & 15] ^ (uint32_t)*e) & (uint32_t)(*e >> 32);
-            for (unsigned j = 9, sh = 0; j < ns; j++, sh += 4, e++)
-                x |= (k->h[(*idx2 >> sh) & 15] ^ (uint32_t)*e) & (uint32_t)(*e >> 32);
-        }
-        if (h & VSW_LE_RANGE) {
-            /* v in [lo, hi]  <=>  v - lo <= hi - lo (unsigned) */
-            uint64_t rg = *e++;
-            uint32_t sp = (uint32_t)(k->w[1] & 0xffff), dp = (uint32_t)(k->w[2] & 0xffff);
-            uint32_t sl = (uint32_t)(rg & 0xffff), sh = (uint32_t)(rg >> 16 & 0xffff);
-            uint32_t dl = (uint32_t)(rg >> 32 & 0xffff), dh = (uint32_t)(rg >> 48);
-            x |= (sp - sl > sh - sl) | (dp - dl > dh - dl);
-        }
-        if (!x)
-            return rk;
-    }
-    return best;
-}
-
-uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k)
-{
-    uint32_t best = UINT32_MAX;
-    for (size_t i = 0; i < a->ntrees; i++) {
-        const vsw_tree *t = &a->trees[i];
-        if (t->best_rank >= best)
-            break;
-        best = leaf_match(t, walk(t, k), k, best);
-    }
-    return best;
-}
-
-void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,
-                        unsigned *entries)
-{
-    *levels = *entries = 0;
-    for (size_t i = 0; i < a->ntrees; i++) {
-        const vsw_tree *t = &a->trees[i];
-        uint64_t d = start(t, k);
-        while (!(d & VSW_TN_LEAF)) {
-            d = step(t, d, k);
-            ++*levels;
-        }
-        *entries += (unsigned)(d >> 32) & 0xffffff;
-    }
-}
-
-/* Walk each frame down to its leaf in turn.  For a small, shallow tree
- * this beats the lockstep walk: out-of-order execution already overlaps
- * the short walks of consecutive frames, without the bookkeeping. */
-static void walk_each(const vsw_tree *t, const vsw_key *k, size_t n,
-                      const uint32_t *rank, uint64_t *d)
-{
-    for (size_t i = 0; i < n; i++) {
-        d[i] = rank[i] > t->best_rank ? walk(t, &k[i]) : VSW_TN_LEAF;  /* skip */
-        __builtin_prefetch(&t->leaf[(uint32_t)d[i]]);
-    }
-}
-
-/* Where descriptor x leads key k: for an internal node the child's entry,
- * for a leaf its first entry (the two lines from there hold most leaves).
- * Both addresses are computed and one is picked by masking: a `x is a
- * leaf ? ... : ...` here compiled to a branch (the loads in child() cannot
- * be if-converted), and where a walk ends is data-dependent, so that
- * branch mispredicted about once per frame: 36.4 -> 27.9 ns per frame for
- * the classifier alone at 65536 rules (acl_profile, trace order).  For a
- * leaf the child address is garbage, which is harmless: it is never
- * loaded from, and integers, not pointers, carry the arithmetic. */
-static inline uintptr_t next_at(const vsw_tree *t, uint64_t x, const vsw_key *k)
-{
-    uintptr_t lf = (uintptr_t)t->leaf + 8 * (uintptr_t)(uint32_t)x;
-    uintptr_t ch = (uintptr_t)t->children + 8 * (uintptr_t)child_index(x, k);
-    uintptr_t leaf = (uintptr_t)0 - (uintptr_t)(x >> 63);     /* all ones if a leaf */
-    return (lf & leaf) | (ch & ~leaf);
-}
-
-/* Walk all frames one level per pass, so that the loads of a big tree
- * overlap and the loop exits once per level, not once per frame (a walk's
- * length varies from frame to frame and its end mispredicts); only frames
- * still inside the tree are visited (the live list is rebuilt without
- * branches). */
-static inline void walk_lockstep(const vsw_tree *t, const vsw_key *k, size_t n,
-                                 const uint32_t *rank, uint64_t *d)
-{
-    uint8_t live[BURST_MAX];
-    size_t nl = 0;
-    for (size_t i = 0; i < n; i++) {
-        d[i] = rank[i] > t->best_rank ? start(t, &k[i]) : VSW_TN_LEAF;  /* skip */
-        live[nl] = (uint8_t)i;
-        nl += !(d[i] & VSW_TN_LEAF);
-    }
-    while (nl) {
-        size_t m = 0;
-        for (size_t j = 0; j < nl; j++) {
-            unsigned i = live[j];
-            uint64_t x = step(t, d[i], &k[i]);
-            d[i] = x;
-            live[m] = (uint8_t)i;
-            m += !(x & VSW_TN_LEAF);
-        }
-        nl = m;
-    }
-}
-
-/* The lockstep walk for trees not in cache (VSW_ACL_BIG): each step also
- * computes where the frame goes next, prefetches it (or, at a leaf, the
- * leaf's two lines) and keeps the address, so the next pass loads the
- * descriptor from it without decoding the parent again: one decode per
- * step, not two (~50 -> ~30 instructions). */
-static void walk_prefetch(const vsw_tree *t, const vsw_key *k, size_t n,
-                          const uint32_t *rank, uint64_t *d)
-{
-    uintptr_t at[BURST_MAX];    /* a live frame's next descriptor */
-    uint8_t live[BURST_MAX];
-    size_t nl = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = rank[i] > t->best_rank ? start(t, &k[i]) : VSW_TN_LEAF;  /* skip */
-        d[i] = x;
-        at[i] = next_at(t, x, &k[i]);
-        __builtin_prefetch((const void *)at[i]);
-        live[nl] = (uint8_t)i;
-        nl += !(x & VSW_TN_LEAF);
-    }
-    while (nl) {
-        size_t m = 0;
-        for (size_t j = 0; j < nl; j++) {
-            unsigned i = live[j];
-            uint64_t x = *(const uint64_t *)at[i];
-            d[i] = x;
-            at[i] = next_at(t, x, &k[i]);
-            __builtin_prefetch((const void *)at[i]);
-            __builtin_prefetch((const void *)(at[i] + 64));
-            live[m] = (uint8_t)i;
-            m += !(x & VSW_TN_LEAF);
-        }
-        nl = m;
-    }
-}
-
-void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
-                               uint32_t *rank)
-{
-    uint64_t d[BURST_MAX];
-    while (n > BURST_MAX) {
-        vsw_acl_lookup_tree_burst(a, k, BURST_MAX, rank);
-        k += BURST_MAX;
-        rank += BURST_MAX;
-        n -= BURST_MAX;
-    }
-    for (size_t i = 0; i < n; i++)
-        rank[i] = UINT32_MAX;
-    for (size_t ti = 0; ti < a->ntrees; ti++) {
-        const vsw_tree *t = &a->trees[ti];
-        /* all walks first, then all leaf checks: the leaf loads of
-         * different frames are independent and overlap */
-        if (a->bytes < VSW_ACL_SMALL)
-            walk_each(t, k, n, rank, d);
-        else if (a->bytes < VSW_ACL_BIG)
-            walk_lockstep(t, k, n, rank, d);
-        else
-            walk_prefetch(t, k, n, rank, d);
-        for (size_t i = 0; i < n; i++)
-            if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
-                rank[i] = leaf_match(t, d[i], &k[i], rank[i]);
     }
 }

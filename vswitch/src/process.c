@@ -227,9 +227,10 @@ act_one(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint
 
 static uint32_t classify(vsw_switch *sw, const vsw_acl *a, const vsw_key *k)
 {
-    if (atomic_load_explicit(&sw->classifier, memory_order_relaxed) == VSW_CLASSIFIER_LINEAR)
+    int c = atomic_load_explicit(&sw->classifier, memory_order_relaxed);
+    if (c == VSW_CLASSIFIER_LINEAR)
         return vsw_acl_lookup_linear(a, k);
-    return vsw_acl_lookup_tree(a, k);
+    return vsw_acl_lookup_tree(a, k, c == VSW_CLASSIFIER_TREE_SCALAR);
 }
 
 unsigned vsw_process(vsw_switch *sw, unsigned in_port, const uint8_t *frame,
@@ -252,8 +253,7 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
 {
     vsw_dp_enter(sw);
     const vsw_cfgset *cs = vsw_cur(sw);
-    int linear = atomic_load_explicit(&sw->classifier, memory_order_relaxed) ==
-                 VSW_CLASSIFIER_LINEAR;
+    int c = atomic_load_explicit(&sw->classifier, memory_order_relaxed);
     pstate ps[BURST];
     vsw_key keys[BURST];
     uint32_t rank[BURST];
@@ -266,11 +266,11 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
         for (size_t i = 0; i < m; i++)
             if (ingress(sw, cs, in_port, frames[i], lens[i], now_ns, &ps[i], &keys[live], &d[i]) == 0)
                 idx[live++] = (unsigned)i;
-        if (linear)
+        if (c == VSW_CLASSIFIER_LINEAR)
             for (size_t j = 0; j < live; j++)
                 rank[j] = vsw_acl_lookup_linear(cs->acl, &keys[j]);
         else
-            vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank);
+            vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank, c == VSW_CLASSIFIER_TREE_SCALAR);
         if (cs->acl->bytes >= VSW_ACL_BIG)  /* action and counters: warm up */
             for (size_t j = 0; j < live; j++)
                 if (rank[j] != UINT32_MAX)

@@ -88,25 +88,42 @@ typedef struct vsw_crule {
  *   internal: bit63=0 | word<<56 | shift<<48 | mask<<32 | base (32 bits):
  *             child = children[base + ((key.w[word] >> shift) & mask)],
  *             mask = 2^bits - 1 (<= 8 bits) stored ready to use
- *   leaf:     bit63=1 | count<<32 | base: `count` rule entries starting at
- *             leaf[base], ascending rank (first match wins).
- * A leaf entry carries everything the final check needs, so a leaf costs
- * one or two sequential cache lines and no dependent load per rule:
- *   header: rank | VSW_LE_RANGE | ns<<VSW_LE_NS_SHIFT | h[] index of slot j
- *       << (VSW_LE_IDX_SHIFT + 4j) for j < 9 (j >= 9: in a second word);
- *   ns slots, value | mask<<32 over one 32-bit half of the key: the halves
- *       holding rule mask bits that the path to this leaf has not already
- *       compared (a path step selects the child whose index equals the
- *       key's bits, and only rules agreeing with that index are in it), so
- *       most entries check 2-4 halves, not 16, in 8 bytes each; entries
- *       with fewer than 4 are padded to 4 with mask-0 slots (acl_tree.c,
- *       LEAF_SLOTS: a fixed shape is checked without a loop branch);
- *   with VSW_LE_RANGE one word sp_lo | sp_hi<<16 | dp_lo<<32 | dp_hi<<48
- *       for the exact port ranges (an unchecked range is 0..0xffff). */
-#define VSW_LE_RANK      ((1u << 20) - 1)
-#define VSW_LE_RANGE     (1ull << 20)
-#define VSW_LE_NS_SHIFT  21
-#define VSW_LE_IDX_SHIFT 26
+ *   leaf:     bit63=1 | count<<32 | base: `count` leaf groups starting at
+ *             grp[base], their entries in ascending rank (first match wins).
+ * A leaf group checks up to 8 rule entries at once, without a branch per
+ * entry (which entry matches first is data-dependent and mispredicted
+ * about once a frame when entries were checked one by one).  Each entry
+ * is a run of consecutive lanes; a lane compares one 32-bit half of the
+ * key, h[idx], with the rule:
+ *   exact lane:  (h[idx] ^ val) & msk == 0, for the key halves holding
+ *                rule mask bits that the path to the leaf has not already
+ *                compared (a path step selects the child whose index equals
+ *                the key's bits, and only rules agreeing with that index are
+ *                in it), so most entries need 2-4 lanes, not 16;
+ *   range lane:  (h[idx] & 0xffff) - val <= msk, an L4 port range
+ *                [val, val + msk] (bit set in `rng`).
+ * An entry matches if all its lanes hold.  A rule with no lane left
+ * matches every key that reaches the leaf, hides everything after it, and
+ * is stored as the group's default, rank[nent].  An entry with more than
+ * 16 lanes (only possible for rules that specify nearly every field) keeps
+ * the first 16 and is confirmed against the full rule (`verify`).
+ * 192 bytes, three cache lines, aligned so that a group never straddles
+ * a fourth. */
+#define VSW_LG_LANES   16
+#define VSW_LG_ENTRIES 8
+typedef struct vsw_lgroup {
+    uint32_t val[VSW_LG_LANES];
+    uint32_t msk[VSW_LG_LANES];
+    uint8_t  idx[VSW_LG_LANES];     /* h[] index each lane compares        */
+    uint16_t lanes[2];      /* lanes of the even / odd entries              */
+    uint16_t start[2];      /* first lane of each even / odd entry          */
+    uint32_t rank[VSW_LG_ENTRIES + 1];  /* by entry; rank[nent]: default,
+                                           UINT32_MAX if none               */
+    uint16_t rng;           /* range lanes                                  */
+    uint8_t  verify;        /* entries to confirm against the full rule     */
+    uint8_t  nent;
+} __attribute__((aligned(64))) vsw_lgroup;
+
 typedef struct vsw_tree {
     uint64_t   root;
     /* Where a key with in_port p is after the levels that cut only on the
@@ -115,13 +132,27 @@ typedef struct vsw_tree {
      * in L1, instead of walking those levels frame by frame. */
     uint64_t  *port_root;   /* 256 entries                                  */
     uint64_t  *children;  size_t nchildren;
-    uint64_t  *leaf;      size_t nleafwords;
+    vsw_lgroup *grp;      size_t ngrp;     /* leaf groups, 64-byte aligned  */
+    const vsw_crule *rules; /* the rule set's, for `verify` entries         */
     size_t     nleafrefs;   /* rule entries in leaves                      */
     size_t     nnodes;
     uint32_t   best_rank;   /* smallest rank among this tree's rules        */
     unsigned   depth;
 } vsw_tree;
 #define VSW_TN_LEAF (1ull << 63)
+
+/* Index in children[] of the child internal node d leads key k to. */
+static inline size_t vsw_tn_child(uint64_t d, const vsw_key *k)
+{
+    unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
+    return (uint32_t)d + (size_t)((k->w[w] >> s) & (uint8_t)(d >> 32));
+}
+
+/* One level down from internal node d. */
+static inline uint64_t vsw_tn_step(const vsw_tree *t, uint64_t d, const vsw_key *k)
+{
+    return t->children[vsw_tn_child(d, k)];
+}
 
 /* What a matching rule does and its counters, by rank: 32 bytes, so the
  * data path touches one cache line per matched rule. */
@@ -169,11 +200,12 @@ typedef struct vsw_acl {
 int  vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
                      vsw_acl **out, vsw_error *err);
 void vsw_acl_free(vsw_acl *a);
-/* rank of the first matching rule, or UINT32_MAX */
-uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k);
+/* rank of the first matching rule, or UINT32_MAX; `scalar`: check leaves
+ * in portable C even where AVX-512 is available (acl_lookup.c) */
+uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k, int scalar);
 uint32_t vsw_acl_lookup_linear(const vsw_acl *a, const vsw_key *k);
 void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
-                               uint32_t *rank);
+                               uint32_t *rank, int scalar);
 /* for bench/acl_profile.c: internal nodes walked and leaf entries reached
  * by key k, summed over all trees */
 void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,

@@ -1,6 +1,7 @@
-/* Property test: the decision-tree classifier (single and burst lookups)
- * must pick exactly the rule the linear-scan reference picks, for random
- * rule sets and frames, through the whole vsw_process pipeline. */
+/* Property test: the decision-tree classifier (single and burst lookups,
+ * with the leaf check this CPU gets and with the portable one) must pick
+ * exactly the rule the linear-scan reference picks, for random rule sets
+ * and frames, through the whole vsw_process pipeline. */
 #include "testlib.h"
 #include "rulegen.h"
 #include "vsw_internal.h"      /* VSW_ACL_SMALL / VSW_ACL_BIG */
@@ -47,22 +48,27 @@ static int run_set(vsw_switch *sw, enum rg_mode mode, size_t nrules, size_t npkt
             len[j] = tf_build(&f, buf[j]);
             fr[j] = buf[j];
         }
-        vsw_decision dt[B], dl, db[B];
-        vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
-        for (int j = 0; j < B; j++)
-            vsw_process(sw, inp[j], fr[j], len[j], 0, &dt[j]);
-        vsw_process_burst(sw, in0, fr, len, B, 0, db);
+        /* per frame and burst, with the default and the portable leaf check */
+        vsw_decision d[4][B], dl;
+        static const enum vsw_classifier cls[2] = {VSW_CLASSIFIER_TREE,
+                                                   VSW_CLASSIFIER_TREE_SCALAR};
+        for (int c = 0; c < 2; c++) {
+            vsw_set_classifier(sw, cls[c]);
+            for (int j = 0; j < B; j++)
+                vsw_process(sw, inp[j], fr[j], len[j], 0, &d[2 * c][j]);
+            vsw_process_burst(sw, in0, fr, len, B, 0, d[2 * c + 1]);
+        }
         vsw_set_classifier(sw, VSW_CLASSIFIER_LINEAR);
         for (int j = 0; j < B; j++) {
             vsw_process(sw, inp[j], fr[j], len[j], 0, &dl);
-            if (dl.rule != dt[j].rule || dl.rule != db[j].rule || dl.drop != dt[j].drop ||
-                dl.tc != dt[j].tc || dl.drop != db[j].drop || dl.tc != db[j].tc ||
-                memcmp(&dl.egress, &dt[j].egress, sizeof(dl.egress)) ||
-                memcmp(&dl.egress, &db[j].egress, sizeof(dl.egress))) {
-                if (mism++ < 3)
-                    fprintf(stderr, "mismatch mode %d n %zu: linear %d tree %d burst %d\n",
-                            mode, nrules, dl.rule, dt[j].rule, db[j].rule);
-            }
+            int bad = 0;
+            for (int v = 0; v < 4; v++)
+                bad |= dl.rule != d[v][j].rule || dl.drop != d[v][j].drop ||
+                       dl.tc != d[v][j].tc || memcmp(&dl.egress, &d[v][j].egress, sizeof(dl.egress));
+            if (bad && mism++ < 3)
+                fprintf(stderr, "mismatch mode %d n %zu: linear %d tree %d burst %d, "
+                        "scalar leaf check: tree %d burst %d\n", mode, nrules, dl.rule,
+                        d[0][j].rule, d[1][j].rule, d[2][j].rule, d[3][j].rule);
             matched += dl.rule >= 0;
             if (dl.rule >= 0 && !hit[dl.rule]) {
                 hit[dl.rule] = 1;
@@ -87,6 +93,86 @@ static int run_set(vsw_switch *sw, enum rg_mode mode, size_t nrules, size_t npkt
     return mism;
 }
 
+/* A rule that specifies nearly every field needs more lanes than a leaf
+ * group has (15 key halves and two port ranges: 17 > VSW_LG_LANES); the
+ * group checks its first 16 and confirms the rest against the full rule.
+ * Frames that fail only a lane past the 16th (the dport range), or only an
+ * earlier one, must fall through to the next rule, on every classifier. */
+static int wide_rule(vsw_switch *sw)
+{
+    vsw_rule r[2];
+    memset(r, 0, sizeof(r));
+    r[0].match = VSW_M_IN_PORT | VSW_M_SRC_MAC | VSW_M_DST_MAC | VSW_M_SRC_IP | VSW_M_DST_IP |
+                 VSW_M_IP_PROTO | VSW_M_SPORT | VSW_M_DPORT | VSW_M_DSCP | VSW_M_TCP_FLAGS;
+    r[0].in_port = 3;
+    memcpy(r[0].src_mac, rg_macs[1], 6);
+    memcpy(r[0].dst_mac, rg_macs[0], 6);
+    memset(r[0].src_mac_mask, 0xff, 6);
+    memset(r[0].dst_mac_mask, 0xff, 6);
+    r[0].ip_version = 6;
+    for (int i = 0; i < 16; i++) {
+        r[0].src_ip[i] = (uint8_t)(0x20 + i);
+        r[0].dst_ip[i] = (uint8_t)(0x40 + i);
+    }
+    r[0].src_plen = r[0].dst_plen = 128;
+    r[0].ip_proto = 6;
+    r[0].sport_lo = 1000; r[0].sport_hi = 1500;    /* not prefixes: range lanes */
+    r[0].dport_lo = 2000; r[0].dport_hi = 2100;
+    r[0].dscp = 10; r[0].dscp_mask = 63;
+    r[0].tcp_flags = 0x02; r[0].tcp_flags_mask = 0x12;
+    r[0].verdict = VSW_ACT_DROP;
+    r[1].priority = 1;                              /* everything else */
+    r[1].verdict = VSW_ACT_PERMIT;
+    vsw_error err;
+    if (vsw_acl_set(sw, r, 2, &err)) {
+        fprintf(stderr, "acl_set: %s\n", err.msg);
+        return -1;
+    }
+    enum { NF = 5 };
+    static const int want[NF] = {0, 1, 1, 1, 1};
+    uint8_t buf[NF][512];
+    const uint8_t *fr[NF];
+    size_t len[NF];
+    for (int i = 0; i < NF; i++) {
+        tframe f;
+        tf_default(&f);
+        memcpy(f.src, rg_macs[1], 6);
+        memcpy(f.dst, rg_macs[0], 6);
+        f.ethertype = 0x86dd;
+        memcpy(f.src_ip, r[0].src_ip, 16);
+        memcpy(f.dst_ip, r[0].dst_ip, 16);
+        f.proto = 6;
+        f.sport = 1200;
+        f.dport = 2050;
+        f.dscp = 10;
+        f.tcp_flags = 0x02;
+        if (i == 1) f.dport = 2101;        /* fails the lane past the 16th */
+        if (i == 2) f.dport = 1999;
+        if (i == 3) f.sport = 1501;
+        if (i == 4) f.dst_ip[15] ^= 1;
+        len[i] = tf_build(&f, buf[i]);
+        fr[i] = buf[i];
+    }
+    static const enum vsw_classifier cls[3] = {VSW_CLASSIFIER_TREE, VSW_CLASSIFIER_TREE_SCALAR,
+                                               VSW_CLASSIFIER_LINEAR};
+    int bad = 0;
+    for (int c = 0; c < 3; c++) {
+        vsw_decision d[NF], db[NF];
+        vsw_set_classifier(sw, cls[c]);
+        vsw_process_burst(sw, 3, fr, len, NF, 0, db);
+        for (int i = 0; i < NF; i++) {
+            vsw_process(sw, 3, fr[i], len[i], 0, &d[i]);
+            if (d[i].rule != want[i] || db[i].rule != want[i]) {
+                fprintf(stderr, "wide rule, classifier %d, frame %d: rule %d / burst %d, want %d\n",
+                        cls[c], i, d[i].rule, db[i].rule, want[i]);
+                bad++;
+            }
+        }
+    }
+    vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
+    return bad;
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -98,6 +184,7 @@ int main(void)
     pc.learn = false;                  /* keep the FDB fixed between runs */
     vsw_port_set(sw, VSW_PORT_UPLINK, &pc, NULL);
     program_fdb(sw);
+    CHECK_EQ(wide_rule(sw), 0);
     static const size_t sizes[] = {0, 1, 2, 5, 16, 50, 200, 1000, 3000};
     for (int round = 0; round < 3; round++)
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)

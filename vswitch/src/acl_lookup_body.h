@@ -1,0 +1,96 @@
+/* acl_lookup_body.h - the leaf check and the lookups that use it, included
+ * by acl_lookup.c once per instruction set (no include guard on purpose):
+ *   LK(f)      the function's name for this instruction set
+ *   LK_TARGET  its target attribute (empty: the compiler's default)
+ *   LK_AVX512  1: check a group's lanes with AVX-512, 0: in portable C
+ * Everything that calls the check is compiled with it, so that the check
+ * inlines into the loops. */
+
+/* Lanes of group g that key k fails: bit j set if lane j does not hold. */
+static inline LK_TARGET unsigned LK(group_fail)(const vsw_lgroup *g, const vsw_key *k)
+{
+#if LK_AVX512
+    __m512i key = _mm512_loadu_si512(k->h);
+    __m512i idx = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)g->idx));
+    __m512i kv = _mm512_permutexvar_epi32(idx, key);       /* kv[j] = h[idx[j]] */
+    __m512i v = _mm512_load_si512(g->val), m = _mm512_load_si512(g->msk);
+    __mmask16 ex = _mm512_test_epi32_mask(_mm512_xor_si512(kv, v), m);
+    __m512i port = _mm512_and_si512(kv, _mm512_set1_epi32(0xffff));
+    __mmask16 rg = _mm512_mask_cmpgt_epu32_mask(g->rng, _mm512_sub_epi32(port, v), m);
+    return (unsigned)((ex & ~g->rng) | rg) & 0xffff;
+#else
+    unsigned f = 0;
+    for (unsigned j = 0; j < VSW_LG_LANES; j++) {
+        uint32_t kv = k->h[g->idx[j]];
+        unsigned ex = ((kv ^ g->val[j]) & g->msk[j]) != 0;
+        unsigned rg = (kv & 0xffff) - g->val[j] > g->msk[j];
+        f |= (g->rng >> j & 1 ? rg : ex) << j;
+    }
+    return f;
+#endif
+}
+
+/* Rank of the first entry of group g that k matches, else the default.
+ * An entry matches if none of its lanes fails.  Entries hold consecutive
+ * lanes, so adding an entry's first-lane bit to its lanes' pass bits
+ * carries out past its last lane exactly when all of them pass.  Even and
+ * odd entries are added apart, so that one entry's carry lands on the
+ * next one's first lane without running into it; the lowest carry marks
+ * the first matching entry, and the entries starting below it say which
+ * one it is.  No branch depends on which entry matches. */
+static inline LK_TARGET uint32_t LK(group_match)(const vsw_tree *t, const vsw_lgroup *g,
+                                                 const vsw_key *k)
+{
+    uint32_t pass = ~LK(group_fail)(g, k) & 0xffff;
+    uint32_t ev = g->lanes[0], od = g->lanes[1];
+    uint32_t c = (((pass & ev) + g->start[0]) & ~ev) | (((pass & od) + g->start[1]) & ~od);
+    uint32_t st = (uint32_t)g->start[0] | g->start[1];
+    unsigned e = c ? (unsigned)__builtin_popcount(st & ((c & -c) - 1)) - 1 : g->nent;
+    if (VSW_UNLIKELY(g->verify >> e & 1))   /* its lanes did not hold all of it */
+        while (e < g->nent && !vsw_crule_match(&t->rules[g->rank[e]], k))
+            e++;
+    return g->rank[e];
+}
+
+/* First entry of leaf d matching k with a rank below best, else best. */
+static inline LK_TARGET uint32_t LK(leaf_match)(const vsw_tree *t, uint64_t d,
+                                                const vsw_key *k, uint32_t best)
+{
+    const vsw_lgroup *g = t->grp + (uint32_t)d;
+    unsigned cnt = (unsigned)(d >> 32) & 0xffffff;
+    for (unsigned i = 0; i < cnt && g->rank[0] < best; i++, g++) {
+        uint32_t r = LK(group_match)(t, g, k);
+        if (r != UINT32_MAX)
+            return r < best ? r : best;
+    }
+    return best;
+}
+
+static LK_TARGET uint32_t LK(lookup_tree)(const vsw_acl *a, const vsw_key *k)
+{
+    uint32_t best = UINT32_MAX;
+    for (size_t i = 0; i < a->ntrees; i++) {
+        const vsw_tree *t = &a->trees[i];
+        if (t->best_rank >= best)
+            break;
+        best = LK(leaf_match)(t, walk(t, k), k, best);
+    }
+    return best;
+}
+
+/* n <= BURST_MAX frames: all walks first, then all leaf checks, so the
+ * leaf loads of different frames are independent and overlap. */
+static LK_TARGET void LK(lookup_burst)(const vsw_acl *a, const vsw_key *k, size_t n,
+                                       uint32_t *rank)
+{
+    uint64_t d[BURST_MAX];
+    for (size_t i = 0; i < n; i++)
+        rank[i] = UINT32_MAX;
+    for (size_t ti = 0; ti < a->ntrees; ti++) {
+        const vsw_tree *t = &a->trees[ti];
+        walk_burst(a, t, k, n, rank, d);
+        for (size_t i = 0; i < n; i++)
+            if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
+                rank[i] = LK(leaf_match)(t, d[i], &k[i], rank[i]);
+    }
+}
