@@ -3,7 +3,7 @@
  * or a structured decoding into small value domains, which mostly compiles)
  * followed by frames.  Invalid sets must be rejected with a message and
  * leave the installed set in place; valid ones must classify every frame
- * exactly as the linear-scan reference does. */
+ * exactly as the linear-scan reference does, with either leaf check. */
 #include "vswitch.h"
 #include <stdlib.h>
 #include <string.h>
@@ -150,14 +150,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while (in.n) {
             unsigned port = take(&in) % 6;
             fl = build_frame(&in, fb);
-            vsw_decision dt, dl;
+            vsw_decision dt, ds, dl;   /* tree; tree, portable leaf check; linear */
             vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
             vsw_process(sw, port, fb, fl, 0, &dt);
+            vsw_set_classifier(sw, VSW_CLASSIFIER_TREE_SCALAR);
+            vsw_process(sw, port, fb, fl, 0, &ds);
             vsw_set_classifier(sw, VSW_CLASSIFIER_LINEAR);
             vsw_process(sw, port, fb, fl, 0, &dl);
             vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
-            if (dt.rule != dl.rule || dt.drop != dl.drop) {
-                fprintf(stderr, "tree %d linear %d\n", dt.rule, dl.rule);
+            if (dt.rule != dl.rule || dt.drop != dl.drop || ds.rule != dl.rule ||
+                ds.drop != dl.drop) {
+                fprintf(stderr, "tree %d (portable leaf check %d) linear %d\n", dt.rule,
+                        ds.rule, dl.rule);
                 abort();
             }
         }
