@@ -182,8 +182,8 @@ typedef struct vsw_acl {
  *                    out-of-order execution overlaps the short walks
  *                    (16 and 256 rules: ~0.6 ns/frame faster than lockstep);
  *   < VSW_ACL_BIG    lockstep, one level of all frames per pass (4096
- *                    rules, 1.1 MB: ~2 ns/frame faster than the other two,
- *                    with the bench's trace and with an 8x longer one);
+ *                    rules, 1.4 MB with leaf groups: 37 against 40 ns a
+ *                    frame for the prefetching walk);
  *   otherwise        lockstep with the next level prefetched, and the
  *                    matched rule's action and counters prefetched before
  *                    egress.  At 65536 rules (25 MB), when the prefetch
@@ -191,7 +191,8 @@ typedef struct vsw_acl {
  *                    ~4 ns/frame on the bench's 16384-frame trace, whose
  *                    hot part stays in cache, but saved 5-45 ns/frame on a
  *                    131072-frame trace (71-78 against 76-124 ns), which
- *                    is closer to traffic with many flows; now 51 and 64.
+ *                    is closer to traffic with many flows; now ~47 and
+ *                    ~54-68 (the long trace moves with the host's load).
  * The same two thresholds decide how process.c applies verdicts (one loop
  * below VSW_ACL_SMALL, dropped and passed frames split above). */
 #define VSW_ACL_SMALL (256u * 1024u)
