@@ -180,8 +180,8 @@ uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k, int scalar)
 void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
                                uint32_t *rank, int scalar)
 {
-    for (; n; n -= n < BURST_MAX ? n : BURST_MAX, k += BURST_MAX, rank += BURST_MAX) {
-        size_t m = n < BURST_MAX ? n : BURST_MAX;
+    for (size_t m; n; n -= m, k += m, rank += m) {
+        m = n < BURST_MAX ? n : BURST_MAX;
 #ifdef VSW_HAVE_AVX512
         if (avx512(scalar)) {
             lookup_burst_avx512(a, k, m, rank);

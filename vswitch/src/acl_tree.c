@@ -142,10 +142,9 @@ static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *
             nl = 0;
         }
         unsigned e = g->nent;
-        if (!ln) {              /* matches every key that gets here */
-            g->rank[e] = r[i];
+        g->rank[e] = r[i];
+        if (!ln)                /* matches every key that gets here: the default */
             break;
-        }
         if (ln > VSW_LG_LANES) {
             g->verify |= (uint8_t)(1u << e);
             ln = VSW_LG_LANES;
@@ -156,7 +155,6 @@ static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *
         g->rng |= (uint16_t)((rng & ((1u << ln) - 1)) << nl);
         g->lanes[e & 1] |= (uint16_t)(((1u << ln) - 1) << nl);
         g->start[e & 1] |= (uint16_t)(1u << nl);
-        g->rank[e] = r[i];
         g->nent++;
         nl += ln;
     }
@@ -390,7 +388,18 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
            (km << 32) | base;
 }
 
-static void fill_port_roots(vsw_tree *t);
+/* port_root[p]: from the root, follow the cuts that lie inside bits 56..63
+ * of key word 0 (in_port; fields never cross) for a key whose in_port is p. */
+static void fill_port_roots(vsw_tree *t)
+{
+    for (unsigned p = 0; p < 256; p++) {
+        vsw_key k = { .w = { (uint64_t)p << 56 } };
+        uint64_t d = t->root;
+        while (!(d & VSW_TN_LEAF) && (d >> 56 & 7) == 0 && (d >> 48 & 63) >= 56)
+            d = vsw_tn_step(t, d, &k);
+        t->port_root[p] = d;
+    }
+}
 
 static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
                       size_t budget, unsigned fpct)
@@ -516,17 +525,4 @@ int vsw_acl_build_trees(vsw_acl *a)
         a->bytes += (a->trees[t].nchildren + 256) * sizeof(uint64_t) +
                     a->trees[t].ngrp * sizeof(vsw_lgroup);
     return 0;
-}
-
-/* port_root[p]: from the root, follow the cuts that lie inside bits 56..63
- * of key word 0 (in_port; fields never cross) for a key whose in_port is p. */
-static void fill_port_roots(vsw_tree *t)
-{
-    for (unsigned p = 0; p < 256; p++) {
-        vsw_key k = { .w = { (uint64_t)p << 56 } };
-        uint64_t d = t->root;
-        while (!(d & VSW_TN_LEAF) && (d >> 56 & 7) == 0 && (d >> 48 & 63) >= 56)
-            d = vsw_tn_step(t, d, &k);
-        t->port_root[p] = d;
-    }
 }
