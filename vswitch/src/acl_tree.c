@@ -6,14 +6,14 @@
  * schemes cost O(rules); tuple-space search costs O(distinct masks), which
  * with port ranges and mixed prefix lengths grows with the rule set.  A
  * decision tree costs O(depth) memory accesses, and depth grows with
- * log(rules) / bits-per-cut (<= 8 bits per level here).
+ * log(rules) / bits-per-cut (<= 10 bits per level here).
  *
  * How it is built (a HiCuts/HyperSplit relative that cuts on bit windows):
  *   - every rule is a ternary value/mask over the key; a port range that is
  *     not a prefix is over-approximated by its common prefix in the tree and
  *     checked exactly in the leaf, so the tree only filters and the leaf
  *     decides;
- *   - an internal node cuts a window of 1..8 contiguous bits of one key word
+ *   - an internal node cuts a window of 1..10 contiguous bits of one key word
  *     (within one field) into 2^k children; a rule goes to every child its
  *     bits in the window agree with (wildcard bits replicate it);
  *   - candidate windows start at the most significant bit of each field on
@@ -46,7 +46,24 @@
 #define LEAF_MAX     6
 #define LEAF_BIG     32
 #define MAX_DEPTH    40
-#define MAX_BITS     8
+/* Widest cut.  10 rather than 8 bits: the bench's tenant rules, cut after
+ * the in_port on the dst address's top bits, need a 10-bit window to
+ * separate the /16s in one level (3.79 -> 3.24 levels a frame at 65536
+ * rules, ~1 ns faster); 11-12 bits with more replication allowed went over
+ * the build budget and fell back to four trees (8.5 levels a frame). */
+#define MAX_BITS     10
+/* Nodes this deep (the root is 0) with at most CAP_LEAF rules become
+ * leaves (two groups, if their lanes fit) instead of being cut further.
+ * Only ~7% of the bench's frames at 65536 rules went deeper, but a burst's
+ * walk takes as many passes as its deepest frame has levels, and the last
+ * passes, with few frames left, wait on memory: the deepest frame of a
+ * 32-frame burst had 7.1 levels on average against 3.24 for all frames
+ * (at most 11); with the cap, 5.0 against 3.11 (at most 5), and the
+ * compiled set is smaller (25.0 against 25.7 MB).  Not LEAF_BIG: random
+ * rule sets, whose wildcards replicate them, then grew from 1.5 to 21 leaf
+ * references per rule. */
+#define DEPTH_CAP    6
+#define CAP_LEAF     16
 
 typedef struct field { uint8_t word, lo, width; } field;
 static const field fields[] = {
@@ -227,7 +244,7 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
             break;
         }
     }
-    if (n <= LEAF_MAX || depth >= MAX_DEPTH)
+    if (n <= LEAF_MAX || depth >= MAX_DEPTH || (depth >= DEPTH_CAP && n <= CAP_LEAF))
         return make_leaf(b, r, n, pm);
 
     uint64_t or1[VSW_KEY_WORDS] = {0}, or0[VSW_KEY_WORDS] = {0};
@@ -246,7 +263,7 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
      * bits on which the node's rules disagree.  Large nodes rank candidates on a sample of rules, then the
      * best few are evaluated exactly. */
     enum { KEEP = 4 };
-    static const unsigned ks[] = {1, 2, 3, 4, 6, 8};
+    static const unsigned ks[] = {1, 2, 3, 4, 6, 8, 10};
     const int TOPS = n > 256 ? 8 : 4;    /* small nodes: fewer candidates */
     size_t step0 = n > 512 ? n / 256 : 1;
     cand best = {0, 0, 0, n, 0};

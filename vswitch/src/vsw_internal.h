@@ -87,7 +87,8 @@ typedef struct vsw_crule {
  * parent's child array (so a lookup step is one memory access):
  *   internal: bit63=0 | word<<56 | shift<<48 | mask<<32 | base (32 bits):
  *             child = children[base + ((key.w[word] >> shift) & mask)],
- *             mask = 2^bits - 1 (<= 8 bits) stored ready to use
+ *             mask = 2^bits - 1 (<= 10 bits; the field has 16) stored
+ *             ready to use
  *   leaf:     bit63=1 | count<<32 | base: `count` leaf groups starting at
  *             grp[base], their entries in ascending rank (first match wins).
  * A leaf group checks up to 8 rule entries at once, without a branch per
@@ -145,7 +146,7 @@ typedef struct vsw_tree {
 static inline size_t vsw_tn_child(uint64_t d, const vsw_key *k)
 {
     unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
-    return (uint32_t)d + (size_t)((k->w[w] >> s) & (uint8_t)(d >> 32));
+    return (uint32_t)d + (size_t)((k->w[w] >> s) & (uint16_t)(d >> 32));
 }
 
 /* One level down from internal node d. */
