@@ -105,6 +105,12 @@ int main(int argc, char **argv)
          * touch no longer stay in cache between passes, and the branch
          * predictor cannot learn it, as with traffic of many flows */
         double t8b = run(sw, &tl8, 0, secs, &sink);
+        /* the leaf check that machines without AVX-512 run (AVX2), and
+         * without AVX2 (portable C) */
+        vsw_set_classifier(sw, VSW_CLASSIFIER_TREE_AVX2);
+        double tavx2 = run(sw, &t, 0, secs, &sink);
+        vsw_set_classifier(sw, VSW_CLASSIFIER_TREE_SCALAR);
+        double tport = run(sw, &t, 0, secs, &sink);
         vsw_set_classifier(sw, VSW_CLASSIFIER_LINEAR);
         double tl = run(sw, &t, 2, secs, &sink);
         /* the same trace through the same pipeline with no rules: what the
@@ -118,9 +124,11 @@ int main(int argc, char **argv)
         mpps_tree[si] = tb;
         fprintf(stderr, "%6zu rules: tree burst %.2f Mpps (%.1f ns/frame), tree per-frame %.2f Mpps, "
                 "linear %.3f Mpps; %zu trees, %zu nodes, depth %u, %.0f B/rule, build %.3f s; "
-                "no ACL %.1f ns/frame, 2-VF trace %.1f ns/frame, 8x trace %.1f ns/frame\n",
+                "no ACL %.1f ns/frame, 2-VF trace %.1f ns/frame, 8x trace %.1f ns/frame; "
+                "leaf check AVX2 %.1f ns/frame, portable %.1f ns/frame\n",
                 n, tb, 1e3 / tb, ts, tl, st.trees, st.nodes, st.max_depth,
-                (double)st.bytes / (double)n, build, 1e3 / t0, 1e3 / t2b, 1e3 / t8b);
+                (double)st.bytes / (double)n, build, 1e3 / t0, 1e3 / t2b, 1e3 / t8b,
+                1e3 / tavx2, 1e3 / tport);
 #define FIG(nm, v, u) do { snprintf(figs[nf].name, sizeof(figs[nf].name), nm, n); \
         figs[nf].value = (v); figs[nf].unit = (u); nf++; } while (0)
         FIG("classify_forward_64B_tree_burst_%zu_rules", tb, "Mpps");
@@ -138,6 +146,8 @@ int main(int argc, char **argv)
         FIG("ns_per_frame_acl_share_%zu_rules", 1e3 / tb - 1e3 / t0, "ns");
         FIG("ns_per_frame_tree_burst_2vf_trace_%zu_rules", 1e3 / t2b, "ns");
         FIG("ns_per_frame_tree_burst_8x_trace_%zu_rules", 1e3 / t8b, "ns");
+        FIG("ns_per_frame_tree_burst_avx2_leaf_check_%zu_rules", 1e3 / tavx2, "ns");
+        FIG("ns_per_frame_tree_burst_portable_leaf_check_%zu_rules", 1e3 / tport, "ns");
         free_trace(&t2);
         free_trace(&tl8);
         if (si == 0 || si == 3) {       /* kept for the interleaved runs */
@@ -229,7 +239,8 @@ int main(int argc, char **argv)
                 "per VF; best of 3 runs of %.1f s; linear scan = same pipeline with "
                 "vsw_set_classifier(LINEAR); no_acl_same_trace = same trace, same pipeline, empty rule "
                 "set; acl_share = tree burst minus no_acl; 2vf_trace = same rules, trace drawn from "
-                "2 VFs; 8x_trace = same rules, a trace 8 times as long; slowdown_..._interleaved = %d pairs of "
+                "2 VFs; 8x_trace = same rules, a trace 8 times as long; avx2_leaf_check / portable_leaf_check = tree burst with the "
+                "leaf check of CPUs without AVX-512 / without AVX2; slowdown_..._interleaved = %d pairs of "
                 "runs (best of 3 x %.2f s) of the 16- then the 65536-rule switch, a ratio per pair\",\n",
                 NVF, nframes / BURSTSZ * BURSTSZ, FRAME, BURSTSZ, secs, PAIRS, secs / 2);
         fprintf(f, "  \"figures\": [\n");

@@ -150,18 +150,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while (in.n) {
             unsigned port = take(&in) % 6;
             fl = build_frame(&in, fb);
-            vsw_decision dt, ds, dl;   /* tree; tree, portable leaf check; linear */
+            vsw_decision dt, ds, da, dl;   /* tree; portable / AVX2 leaf check; linear */
             vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
             vsw_process(sw, port, fb, fl, 0, &dt);
             vsw_set_classifier(sw, VSW_CLASSIFIER_TREE_SCALAR);
             vsw_process(sw, port, fb, fl, 0, &ds);
+            vsw_set_classifier(sw, VSW_CLASSIFIER_TREE_AVX2);
+            vsw_process(sw, port, fb, fl, 0, &da);
             vsw_set_classifier(sw, VSW_CLASSIFIER_LINEAR);
             vsw_process(sw, port, fb, fl, 0, &dl);
             vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
             if (dt.rule != dl.rule || dt.drop != dl.drop || ds.rule != dl.rule ||
-                ds.drop != dl.drop) {
-                fprintf(stderr, "tree %d (portable leaf check %d) linear %d\n", dt.rule,
-                        ds.rule, dl.rule);
+                ds.drop != dl.drop || da.rule != dl.rule || da.drop != dl.drop) {
+                fprintf(stderr, "tree %d (portable leaf check %d, AVX2 %d) linear %d\n", dt.rule,
+                        ds.rule, da.rule, dl.rule);
                 abort();
             }
         }

@@ -272,14 +272,17 @@ int vsw_acl_check(const vsw_rule *rules, size_t n, unsigned num_ports,
                   vsw_error *err);
 
 /* Classifier implementation used by vsw_process: the decision-tree
- * classifier (default), the same trees with their leaves checked in
- * portable C even where the CPU has AVX-512 (what other machines run), or
- * the linear-scan reference.  All give the same results; the last two are
- * for tests and the benchmark's baseline. */
+ * classifier (default: its leaves checked with AVX-512, else AVX2, else
+ * portable C, as the CPU allows), the same trees with their leaves checked
+ * in portable C or with AVX2 (if the CPU has it) even where the CPU has
+ * AVX-512 (what other machines run), or the linear-scan reference.  All
+ * give the same results; all but the first are for tests and the
+ * benchmarks. */
 enum vsw_classifier {
     VSW_CLASSIFIER_TREE = 0,
     VSW_CLASSIFIER_LINEAR = 1,
     VSW_CLASSIFIER_TREE_SCALAR = 2,
+    VSW_CLASSIFIER_TREE_AVX2 = 3,
 };
 void vsw_set_classifier(vsw_switch *sw, enum vsw_classifier c);
 

@@ -9,10 +9,11 @@
  * how they walk depends on the size of the rule set (see VSW_ACL_SMALL).
  *
  * The leaf check compares up to 16 lanes of key halves at once.  It is
- * written once (acl_lookup_body.h) and compiled twice: with AVX-512 (one
- * permute gathers the 16 key halves a group compares, two masked compares
- * check them) where the compiler and the CPU have it, and in portable C
- * everywhere (and on request: VSW_CLASSIFIER_TREE_SCALAR). */
+ * written once (acl_lookup_body.h) and compiled three times: with AVX-512
+ * (one permute gathers the 16 key halves a group compares, two masked
+ * compares check them) and with AVX2 (the same in two halves of 8 lanes)
+ * where the compiler and the CPU have them, and in portable C everywhere;
+ * VSW_CLASSIFIER_TREE_AVX2 and _SCALAR ask for the latter two. */
 #include "vsw_internal.h"
 
 #define BURST_MAX 64   /* frames walked together */
@@ -140,55 +141,68 @@ static inline void walk_burst(const vsw_acl *a, const vsw_tree *t, const vsw_key
 
 /* The leaf check and the lookups around it, once per instruction set. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define VSW_HAVE_AVX512
+#define VSW_HAVE_X86_SIMD
 #include <immintrin.h>
-#define LK_AVX512 1
+#define LK_ISA 2
 #define LK_TARGET __attribute__((target("avx512f,popcnt")))
 #define LK(f) f##_avx512
 #include "acl_lookup_body.h"
-#undef LK_AVX512
+#undef LK_ISA
+#undef LK_TARGET
+#undef LK
+#define LK_ISA 1
+#define LK_TARGET __attribute__((target("avx2,popcnt")))
+#define LK(f) f##_avx2
+#include "acl_lookup_body.h"
+#undef LK_ISA
 #undef LK_TARGET
 #undef LK
 #endif
-#define LK_AVX512 0
+#define LK_ISA 0
 #define LK_TARGET
 #define LK(f) f##_scalar
 #include "acl_lookup_body.h"
 
-/* AVX-512 unless the caller asks for the portable check or the CPU (or
- * its OS) lacks it; __builtin_cpu_supports reads a flag set at start-up. */
-static inline int avx512(int scalar)
+/* The instruction set to check leaves with: the best of those the caller
+ * allows that the CPU (and its OS) has; __builtin_cpu_supports reads
+ * flags set at start-up. */
+static inline int pick(enum vsw_leaf_isa isa)
 {
-#ifdef VSW_HAVE_AVX512
-    return !scalar && __builtin_cpu_supports("avx512f");
+#ifdef VSW_HAVE_X86_SIMD
+    if (isa == VSW_LEAF_BEST && __builtin_cpu_supports("avx512f"))
+        return 2;
+    if (isa != VSW_LEAF_PORTABLE && __builtin_cpu_supports("avx2"))
+        return 1;
 #else
-    (void)scalar;
-    return 0;
+    (void)isa;
 #endif
+    return 0;
 }
 
-uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k, int scalar)
+uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k, enum vsw_leaf_isa isa)
 {
-#ifdef VSW_HAVE_AVX512
-    if (avx512(scalar))
-        return lookup_tree_avx512(a, k);
+    switch (pick(isa)) {
+#ifdef VSW_HAVE_X86_SIMD
+    case 2: return lookup_tree_avx512(a, k);
+    case 1: return lookup_tree_avx2(a, k);
 #endif
-    (void)scalar;
-    return lookup_tree_scalar(a, k);
+    default: return lookup_tree_scalar(a, k);
+    }
 }
 
 void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
-                               uint32_t *rank, int scalar)
+                               uint32_t *rank, enum vsw_leaf_isa isa)
 {
+    int which = pick(isa);
     for (size_t m; n; n -= m, k += m, rank += m) {
         m = n < BURST_MAX ? n : BURST_MAX;
-#ifdef VSW_HAVE_AVX512
-        if (avx512(scalar)) {
-            lookup_burst_avx512(a, k, m, rank);
-            continue;
-        }
+        switch (which) {
+#ifdef VSW_HAVE_X86_SIMD
+        case 2: lookup_burst_avx512(a, k, m, rank); break;
+        case 1: lookup_burst_avx2(a, k, m, rank); break;
 #endif
-        lookup_burst_scalar(a, k, m, rank);
+        default: lookup_burst_scalar(a, k, m, rank); break;
+        }
     }
 }
 

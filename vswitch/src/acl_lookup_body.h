@@ -2,14 +2,14 @@
  * by acl_lookup.c once per instruction set (no include guard on purpose):
  *   LK(f)      the function's name for this instruction set
  *   LK_TARGET  its target attribute (empty: the compiler's default)
- *   LK_AVX512  1: check a group's lanes with AVX-512, 0: in portable C
+ *   LK_ISA     check a group's lanes with 2: AVX-512, 1: AVX2, 0: portable C
  * Everything that calls the check is compiled with it, so that the check
  * inlines into the loops. */
 
 /* Lanes of group g that key k fails: bit j set if lane j does not hold. */
 static inline LK_TARGET unsigned LK(group_fail)(const vsw_lgroup *g, const vsw_key *k)
 {
-#if LK_AVX512
+#if LK_ISA == 2
     __m512i key = _mm512_loadu_si512(k->h);
     __m512i idx = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)g->idx));
     __m512i kv = _mm512_permutexvar_epi32(idx, key);       /* kv[j] = h[idx[j]] */
@@ -18,6 +18,31 @@ static inline LK_TARGET unsigned LK(group_fail)(const vsw_lgroup *g, const vsw_k
     __m512i port = _mm512_and_si512(kv, _mm512_set1_epi32(0xffff));
     __mmask16 rg = _mm512_mask_cmpgt_epu32_mask(g->rng, _mm512_sub_epi32(port, v), m);
     return (unsigned)((ex & ~g->rng) | rg) & 0xffff;
+#elif LK_ISA == 1
+    /* 8 lanes at a time: a permute within each 8-half of the key, the
+     * lane's index bit 3 choosing which; AVX2 has no unsigned compare, so
+     * a range lane holds if max(port - lo, width) == width */
+    __m256i klo = _mm256_loadu_si256((const __m256i *)k->h);
+    __m256i khi = _mm256_loadu_si256((const __m256i *)(k->h + 8));
+    __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    __m256i low16 = _mm256_set1_epi32(0xffff), zero = _mm256_setzero_si256();
+    unsigned pass = 0;
+    for (unsigned h = 0; h < 2; h++) {
+        __m256i idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g->idx + 8 * h)));
+        __m256 hi = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));   /* bit 3 -> sign */
+        __m256i kv = _mm256_castps_si256(_mm256_blendv_ps(
+            _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(klo, idx)),
+            _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(khi, idx)), hi));
+        __m256i v = _mm256_load_si256((const __m256i *)(g->val + 8 * h));
+        __m256i m = _mm256_load_si256((const __m256i *)(g->msk + 8 * h));
+        __m256i ex = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_xor_si256(kv, v), m), zero);
+        __m256i d = _mm256_sub_epi32(_mm256_and_si256(kv, low16), v);
+        __m256i rg = _mm256_cmpeq_epi32(_mm256_max_epu32(d, m), m);
+        __m256i isr = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(g->rng >> (8 * h)), bit), bit);
+        __m256i ok = _mm256_blendv_epi8(ex, rg, isr);
+        pass |= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ok)) << (8 * h);
+    }
+    return ~pass & 0xffff;
 #else
     unsigned f = 0;
     for (unsigned j = 0; j < VSW_LG_LANES; j++) {

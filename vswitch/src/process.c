@@ -225,12 +225,18 @@ act_one(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint
     return egress(sw, cs, in_port, ps, rank, now, d);
 }
 
+static enum vsw_leaf_isa leaf_isa(int c)
+{
+    return c == VSW_CLASSIFIER_TREE_SCALAR ? VSW_LEAF_PORTABLE :
+           c == VSW_CLASSIFIER_TREE_AVX2 ? VSW_LEAF_AVX2 : VSW_LEAF_BEST;
+}
+
 static uint32_t classify(vsw_switch *sw, const vsw_acl *a, const vsw_key *k)
 {
     int c = atomic_load_explicit(&sw->classifier, memory_order_relaxed);
     if (c == VSW_CLASSIFIER_LINEAR)
         return vsw_acl_lookup_linear(a, k);
-    return vsw_acl_lookup_tree(a, k, c == VSW_CLASSIFIER_TREE_SCALAR);
+    return vsw_acl_lookup_tree(a, k, leaf_isa(c));
 }
 
 unsigned vsw_process(vsw_switch *sw, unsigned in_port, const uint8_t *frame,
@@ -270,7 +276,7 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port, const uint8_t *const *f
             for (size_t j = 0; j < live; j++)
                 rank[j] = vsw_acl_lookup_linear(cs->acl, &keys[j]);
         else
-            vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank, c == VSW_CLASSIFIER_TREE_SCALAR);
+            vsw_acl_lookup_tree_burst(cs->acl, keys, live, rank, leaf_isa(c));
         if (cs->acl->bytes >= VSW_ACL_BIG)  /* action and counters: warm up */
             for (size_t j = 0; j < live; j++)
                 if (rank[j] != UINT32_MAX)

@@ -202,12 +202,14 @@ typedef struct vsw_acl {
 int  vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
                      vsw_acl **out, vsw_error *err);
 void vsw_acl_free(vsw_acl *a);
-/* rank of the first matching rule, or UINT32_MAX; `scalar`: check leaves
- * in portable C even where AVX-512 is available (acl_lookup.c) */
-uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k, int scalar);
+/* How leaves are checked (acl_lookup.c): the best the CPU has, or at most
+ * AVX2, or portable C. */
+enum vsw_leaf_isa { VSW_LEAF_BEST, VSW_LEAF_AVX2, VSW_LEAF_PORTABLE };
+/* rank of the first matching rule, or UINT32_MAX */
+uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k, enum vsw_leaf_isa isa);
 uint32_t vsw_acl_lookup_linear(const vsw_acl *a, const vsw_key *k);
 void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
-                               uint32_t *rank, int scalar);
+                               uint32_t *rank, enum vsw_leaf_isa isa);
 /* for bench/acl_profile.c: internal nodes walked and leaf entries reached
  * by key k, summed over all trees */
 void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,

@@ -48,11 +48,13 @@ static int run_set(vsw_switch *sw, enum rg_mode mode, size_t nrules, size_t npkt
             len[j] = tf_build(&f, buf[j]);
             fr[j] = buf[j];
         }
-        /* per frame and burst, with the default and the portable leaf check */
-        vsw_decision d[4][B], dl;
-        static const enum vsw_classifier cls[2] = {VSW_CLASSIFIER_TREE,
-                                                   VSW_CLASSIFIER_TREE_SCALAR};
-        for (int c = 0; c < 2; c++) {
+        /* per frame and burst, with the default, the portable and the
+         * AVX2 leaf check */
+        vsw_decision d[6][B], dl;
+        static const enum vsw_classifier cls[3] = {VSW_CLASSIFIER_TREE,
+                                                   VSW_CLASSIFIER_TREE_SCALAR,
+                                                   VSW_CLASSIFIER_TREE_AVX2};
+        for (int c = 0; c < 3; c++) {
             vsw_set_classifier(sw, cls[c]);
             for (int j = 0; j < B; j++)
                 vsw_process(sw, inp[j], fr[j], len[j], 0, &d[2 * c][j]);
@@ -62,13 +64,14 @@ static int run_set(vsw_switch *sw, enum rg_mode mode, size_t nrules, size_t npkt
         for (int j = 0; j < B; j++) {
             vsw_process(sw, inp[j], fr[j], len[j], 0, &dl);
             int bad = 0;
-            for (int v = 0; v < 4; v++)
+            for (int v = 0; v < 6; v++)
                 bad |= dl.rule != d[v][j].rule || dl.drop != d[v][j].drop ||
                        dl.tc != d[v][j].tc || memcmp(&dl.egress, &d[v][j].egress, sizeof(dl.egress));
             if (bad && mism++ < 3)
                 fprintf(stderr, "mismatch mode %d n %zu: linear %d tree %d burst %d, "
-                        "scalar leaf check: tree %d burst %d\n", mode, nrules, dl.rule,
-                        d[0][j].rule, d[1][j].rule, d[2][j].rule, d[3][j].rule);
+                        "scalar leaf check: tree %d burst %d, AVX2: tree %d burst %d\n",
+                        mode, nrules, dl.rule, d[0][j].rule, d[1][j].rule, d[2][j].rule,
+                        d[3][j].rule, d[4][j].rule, d[5][j].rule);
             matched += dl.rule >= 0;
             if (dl.rule >= 0 && !hit[dl.rule]) {
                 hit[dl.rule] = 1;
@@ -153,10 +156,10 @@ static int wide_rule(vsw_switch *sw)
         len[i] = tf_build(&f, buf[i]);
         fr[i] = buf[i];
     }
-    static const enum vsw_classifier cls[3] = {VSW_CLASSIFIER_TREE, VSW_CLASSIFIER_TREE_SCALAR,
-                                               VSW_CLASSIFIER_LINEAR};
+    static const enum vsw_classifier cls[4] = {VSW_CLASSIFIER_TREE, VSW_CLASSIFIER_TREE_SCALAR,
+                                               VSW_CLASSIFIER_TREE_AVX2, VSW_CLASSIFIER_LINEAR};
     int bad = 0;
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 4; c++) {
         vsw_decision d[NF], db[NF];
         vsw_set_classifier(sw, cls[c]);
         vsw_process_burst(sw, 3, fr, len, NF, 0, db);
