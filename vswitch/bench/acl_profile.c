@@ -57,7 +57,7 @@ static int build_keys(vsw_switch *sw, const vsw_acl *a, const trace *t, keyset *
     for (size_t i = 0; i < t->n; i++) {
         vsw_decision d;
         frame_key(sw, t, i, &ks->k[i], &d);
-        uint32_t rk = vsw_acl_lookup_tree(a, &ks->k[i], 0);
+        uint32_t rk = vsw_acl_lookup_tree(a, &ks->k[i], VSW_LEAF_BEST);
         int32_t rule = rk == UINT32_MAX ? -1 : (int32_t)a->act[rk].index;
         if (rule != d.rule) {
             fprintf(stderr, "frame %zu: key gives rule %d, vsw_process gave %d\n",
@@ -121,7 +121,7 @@ static double time_classify(const vsw_acl *a, const keyset *ks, int shuffle, dou
                  * contiguous array (the same copy is made in trace order) */
                 for (size_t f = 0; f < BURSTSZ; f++)
                     buf[f] = ks->k[order[b * BURSTSZ + f]];
-                vsw_acl_lookup_tree_burst(a, buf, BURSTSZ, rank, 0);
+                vsw_acl_lookup_tree_burst(a, buf, BURSTSZ, rank, VSW_LEAF_BEST);
                 sink += rank[b % BURSTSZ];
             }
             spent += now_s() - t0;
