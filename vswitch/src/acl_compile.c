@@ -291,8 +291,7 @@ void vsw_acl_free(vsw_acl *a)
     if (!a)
         return;
     for (size_t t = 0; t < a->ntrees; t++) {
-        free(a->trees[t].children);
-        free(a->trees[t].grp);
+        free(a->trees[t].mem);
         free(a->trees[t].port_root);
     }
     free(a->rules);

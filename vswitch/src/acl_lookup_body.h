@@ -81,8 +81,8 @@ static inline LK_TARGET uint32_t LK(group_match)(const vsw_tree *t, const vsw_lg
 static inline LK_TARGET uint32_t LK(leaf_match)(const vsw_tree *t, uint64_t d,
                                                 const vsw_key *k, uint32_t best)
 {
-    const vsw_lgroup *g = t->grp + (uint32_t)d;
-    unsigned cnt = (unsigned)(d >> 32) & 0xffffff;
+    const vsw_lgroup *g = vsw_tn_groups(t, d);
+    unsigned cnt = vsw_tn_ngroups(t, d);
     for (unsigned i = 0; i < cnt && g->rank[0] < best; i++, g++) {
         uint32_t r = LK(group_match)(t, g, k);
         if (r != UINT32_MAX)
@@ -115,7 +115,7 @@ static LK_TARGET void LK(lookup_burst)(const vsw_acl *a, const vsw_key *k, size_
         const vsw_tree *t = &a->trees[ti];
         walk_burst(a, t, k, n, rank, d);
         for (size_t i = 0; i < n; i++)
-            if (rank[i] > t->best_rank && (d[i] >> 32 & 0xffffff))
+            if (rank[i] > t->best_rank && (d[i] >> 48 & VSW_TN_LONG))
                 rank[i] = LK(leaf_match)(t, d[i], &k[i], rank[i]);
     }
 }

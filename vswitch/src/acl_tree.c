@@ -30,7 +30,9 @@
  *     and stops once no tree can beat the match found (EffiCuts' idea).
  *   - a leaf entry holds the rule's value/mask only for the bits the path
  *     has not compared yet, so the final check reads the group's three
- *     sequential lines instead of separate rule records.
+ *     sequential lines instead of separate rule records;
+ *   - child arrays and leaf groups are laid out in one array that every
+ *     descriptor indexes the same way (see vsw_tree).
  */
 #include "vsw_internal.h"
 #include <stdlib.h>
@@ -175,10 +177,27 @@ static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *
         g->nent++;
         nl += ln;
     }
+    size_t cnt = b->ngrp - base;
+    if (cnt >= VSW_TN_LONG) {
+        /* too many groups for the descriptor: one more slot before them,
+         * whose last word holds the count (vsw_tn_ngroups) */
+        if (grow((void **)&b->grp, &b->capgrp, b->ngrp + 1, sizeof(vsw_lgroup))) {
+            b->fail = 2;
+            return VSW_TN_LEAF;
+        }
+        memmove(&b->grp[base + 1], &b->grp[base], cnt * sizeof(vsw_lgroup));
+        memset(&b->grp[base], 0, sizeof(vsw_lgroup));
+        uint64_t c64 = cnt;
+        memcpy((char *)&b->grp[base + 1] - sizeof(c64), &c64, sizeof(c64));
+        b->ngrp++;
+        base++;
+    }
     b->nrefs += n;
     b->nnodes++;
     over(b);
-    return VSW_TN_LEAF | ((uint64_t)(b->ngrp - base) << 32) | base;
+    if (!cnt)
+        return VSW_TN_LEAF;     /* empty: no groups to point at */
+    return VSW_TN_LEAF | ((uint64_t)(cnt < VSW_TN_LONG ? cnt : VSW_TN_LONG) << 48) | base;
 }
 
 static int hibit(uint64_t x) { return 63 - __builtin_clzll(x); }
@@ -418,6 +437,34 @@ static void fill_port_roots(vsw_tree *t)
     }
 }
 
+/* Lay the child arrays and then the leaf groups out in one array (groups
+ * 64-byte aligned), and turn leaf descriptors' group indices into word
+ * offsets in it. */
+static int lay_out(vsw_tree *t, bctx *b)
+{
+    size_t chw = (b->nch + 7) & ~(size_t)7, gw = sizeof(vsw_lgroup) / 8;
+    size_t nw = chw + gw * b->ngrp;
+    if (nw > UINT32_MAX)
+        return 2;
+    nw = nw ? nw : 8;
+    t->mem = aligned_alloc(64, nw * 8);
+    t->port_root = malloc(256 * sizeof(uint64_t));
+    if (!t->mem || !t->port_root)
+        return 2;
+    memset(t->mem, 0, chw * 8);
+    if (b->nch)
+        memcpy(t->mem, b->children, b->nch * 8);
+    if (b->ngrp)
+        memcpy(t->mem + chw, b->grp, b->ngrp * sizeof(vsw_lgroup));
+    for (size_t i = 0; i <= b->nch; i++) {
+        uint64_t *d = i < b->nch ? &t->mem[i] : &t->root;
+        if ((*d & VSW_TN_LEAF) && (*d >> 48 & VSW_TN_LONG))
+            *d = (*d & ~0xffffffffull) | (chw + gw * (uint32_t)*d);
+    }
+    t->nwords = nw;
+    return 0;
+}
+
 static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
                       size_t budget, unsigned fpct)
 {
@@ -426,29 +473,21 @@ static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
     memset(t, 0, sizeof(*t));
     t->best_rank = n ? ranks[0] : UINT32_MAX;
     t->root = build(&b, ranks, n, pm, 0);
-    t->children = b.children;
-    t->nchildren = b.nch;
     t->rules = a->rules;
+    t->nchildren = b.nch;
+    t->ngrp = b.ngrp;
     t->nleafrefs = b.nrefs;
     t->nnodes = b.nnodes;
     t->depth = b.depth;
-    /* the groups' final home is 64-byte aligned (three lines each) */
-    t->grp = b.fail ? NULL : aligned_alloc(64, (b.ngrp ? b.ngrp : 1) * sizeof(vsw_lgroup));
-    t->port_root = b.fail ? NULL : malloc(256 * sizeof(uint64_t));
-    if (!b.fail && (!t->grp || !t->port_root))
-        b.fail = 2;
-    if (b.fail) {
-        free(b.children);
-        free(b.grp);
-        free(t->grp);
+    int rc = b.fail ? b.fail : lay_out(t, &b);
+    free(b.children);
+    free(b.grp);
+    if (rc) {
+        free(t->mem);
         free(t->port_root);
         memset(t, 0, sizeof(*t));
-        return b.fail;
+        return rc;
     }
-    if (b.ngrp)
-        memcpy(t->grp, b.grp, b.ngrp * sizeof(vsw_lgroup));
-    t->ngrp = b.ngrp;
-    free(b.grp);
     fill_port_roots(t);
     return 0;
 }
@@ -539,7 +578,6 @@ int vsw_acl_build_trees(vsw_acl *a)
     if (rc)
         return -1;
     for (size_t t = 0; t < a->ntrees; t++)
-        a->bytes += (a->trees[t].nchildren + 256) * sizeof(uint64_t) +
-                    a->trees[t].ngrp * sizeof(vsw_lgroup);
+        a->bytes += (a->trees[t].nwords + 256) * sizeof(uint64_t);
     return 0;
 }

@@ -84,13 +84,22 @@ typedef struct vsw_crule {
 } vsw_crule;
 
 /* A decision tree.  Every node is one 64-bit descriptor stored in its
- * parent's child array (so a lookup step is one memory access):
- *   internal: bit63=0 | word<<56 | shift<<48 | mask<<32 | base (32 bits):
- *             child = children[base + ((key.w[word] >> shift) & mask)],
+ * parent's child array (so a lookup step is one memory access).  Child
+ * arrays and leaf groups share one array of 64-bit words, `mem`, and both
+ * kinds of descriptor hold a word offset into it:
+ *   internal: bit63=0 | word<<56 | shift<<48 | mask<<32 | offset:
+ *             child = mem[offset + ((key.w[word] >> shift) & mask)],
  *             mask = 2^bits - 1 (<= 10 bits; the field has 16) stored
  *             ready to use
- *   leaf:     bit63=1 | count<<32 | base: `count` leaf groups starting at
- *             grp[base], their entries in ascending rank (first match wins).
+ *   leaf:     bit63=1 | count<<48 | 0<<32 | offset: `count` leaf groups
+ *             (15 bits; VSW_TN_LONG: the count is in the word before the
+ *             first group) from mem[offset] on, their entries in ascending
+ *             rank (first match wins).
+ * A leaf's mask is 0, so the same formula, which a burst walk computes for
+ * every frame at every level, gives the child's entry for an internal node
+ * and the first group for a leaf, without a select between two addresses
+ * (the word and shift it reads for a leaf come from the count: a valid key
+ * word, and shifted bits the zero mask drops).
  * A leaf group checks up to 8 rule entries at once, without a branch per
  * entry (which entry matches first is data-dependent and mispredicted
  * about once a frame when entries were checked one by one).  Each entry
@@ -132,8 +141,10 @@ typedef struct vsw_tree {
      * lookup starts at port_root[p], one load from a 2 KB table that stays
      * in L1, instead of walking those levels frame by frame. */
     uint64_t  *port_root;   /* 256 entries                                  */
-    uint64_t  *children;  size_t nchildren;
-    vsw_lgroup *grp;      size_t ngrp;     /* leaf groups, 64-byte aligned  */
+    uint64_t  *mem;         /* child arrays, then leaf groups (64-byte
+                               aligned): what descriptors' offsets index  */
+    size_t     nwords;      /* of mem                                       */
+    size_t     nchildren, ngrp;
     const vsw_crule *rules; /* the rule set's, for `verify` entries         */
     size_t     nleafrefs;   /* rule entries in leaves                      */
     size_t     nnodes;
@@ -141,18 +152,32 @@ typedef struct vsw_tree {
     unsigned   depth;
 } vsw_tree;
 #define VSW_TN_LEAF (1ull << 63)
+#define VSW_TN_LONG 0x7fffu
 
-/* Index in children[] of the child internal node d leads key k to. */
+/* Word in mem internal node d leads key k to; for a leaf, its first group. */
 static inline size_t vsw_tn_child(uint64_t d, const vsw_key *k)
 {
     unsigned w = (unsigned)(d >> 56) & 7, s = (unsigned)(d >> 48) & 63;
     return (uint32_t)d + (size_t)((k->w[w] >> s) & (uint16_t)(d >> 32));
 }
 
+/* Leaf d's groups: the first, and how many (0 for an empty leaf). */
+static inline const vsw_lgroup *vsw_tn_groups(const vsw_tree *t, uint64_t d)
+{
+    return (const vsw_lgroup *)(t->mem + (uint32_t)d);
+}
+static inline unsigned vsw_tn_ngroups(const vsw_tree *t, uint64_t d)
+{
+    unsigned n = (unsigned)(d >> 48) & VSW_TN_LONG;
+    if (VSW_UNLIKELY(n == VSW_TN_LONG))
+        n = (unsigned)t->mem[(uint32_t)d - 1];
+    return n;
+}
+
 /* One level down from internal node d. */
 static inline uint64_t vsw_tn_step(const vsw_tree *t, uint64_t d, const vsw_key *k)
 {
-    return t->children[vsw_tn_child(d, k)];
+    return t->mem[vsw_tn_child(d, k)];
 }
 
 /* What a matching rule does and its counters, by rank: 32 bytes, so the

@@ -176,6 +176,89 @@ static int wide_rule(vsw_switch *sw)
     return bad;
 }
 
+/* A leaf with more groups than its descriptor can count (VSW_TN_LONG):
+ * 32768 rules that differ only in nested port ranges that are not
+ * prefixes ([32767 - i, 32768 + i], so no tree bit separates them) and
+ * with 13 lanes each (one entry a group) all land in one leaf; the count
+ * then comes from the word before its first group.  Frames must match the
+ * first rule whose range holds, down to the last one. */
+static int long_leaf(vsw_switch *sw)
+{
+    enum { NR = 32768, NF = 6 };
+    vsw_rule *r = calloc(NR, sizeof(*r));
+    for (unsigned i = 0; i < NR; i++) {
+        r[i].match = VSW_M_SRC_MAC | VSW_M_DST_MAC | VSW_M_SRC_IP | VSW_M_DST_IP | VSW_M_DPORT;
+        memcpy(r[i].src_mac, rg_macs[1], 6);
+        memcpy(r[i].dst_mac, rg_macs[0], 6);
+        memset(r[i].src_mac_mask, 0xff, 6);
+        memset(r[i].dst_mac_mask, 0xff, 6);
+        r[i].ip_version = 6;
+        for (int b = 0; b < 16; b++) {
+            r[i].src_ip[b] = (uint8_t)(0x20 + b);
+            r[i].dst_ip[b] = (uint8_t)(0x40 + b);
+        }
+        r[i].src_plen = r[i].dst_plen = 128;
+        r[i].dport_lo = (uint16_t)(32767 - i);
+        r[i].dport_hi = (uint16_t)(32768 + i);
+        r[i].verdict = VSW_ACT_DROP;
+    }
+    vsw_error err;
+    int rc = vsw_acl_set(sw, r, NR, &err);
+    if (rc)
+        fprintf(stderr, "acl_set: %s\n", err.msg);
+    free(r);
+    if (rc)
+        return -1;
+    const vsw_acl *a = vsw_cur(sw)->acl;
+    int bad = 0;
+    if (a->ntrees != 1 || !(a->trees[0].root & VSW_TN_LEAF) ||
+        (a->trees[0].root >> 48 & VSW_TN_LONG) != VSW_TN_LONG ||
+        vsw_tn_ngroups(&a->trees[0], a->trees[0].root) != NR) {
+        fprintf(stderr, "long leaf: not built as one long leaf\n");
+        bad++;
+    }
+    static const uint16_t dport[NF] = {0, 65535, 32767, 32768, 100, 40000};
+    static const int want[NF] = {32767, 32767, 0, 0, 32667, 7232};
+    uint8_t buf[NF + 1][512];
+    const uint8_t *fr[NF + 1];
+    size_t len[NF + 1];
+    for (int i = 0; i <= NF; i++) {
+        tframe f;
+        tf_default(&f);
+        memcpy(f.src, rg_macs[1], 6);
+        memcpy(f.dst, rg_macs[0], 6);
+        f.ethertype = 0x86dd;
+        for (int b = 0; b < 16; b++) {
+            f.src_ip[b] = (uint8_t)(0x20 + b);
+            f.dst_ip[b] = (uint8_t)(0x40 + b);
+        }
+        f.proto = 6;
+        f.dport = i < NF ? dport[i] : 0;
+        if (i == NF)
+            f.dst_ip[15] ^= 1;              /* no rule at all */
+        len[i] = tf_build(&f, buf[i]);
+        fr[i] = buf[i];
+    }
+    static const enum vsw_classifier cls[4] = {VSW_CLASSIFIER_TREE, VSW_CLASSIFIER_TREE_SCALAR,
+                                               VSW_CLASSIFIER_TREE_AVX2, VSW_CLASSIFIER_LINEAR};
+    for (int c = 0; c < 4; c++) {
+        vsw_decision d[NF + 1], db[NF + 1];
+        vsw_set_classifier(sw, cls[c]);
+        vsw_process_burst(sw, 3, fr, len, NF + 1, 0, db);
+        for (int i = 0; i <= NF; i++) {
+            int w = i < NF ? want[i] : -1;
+            vsw_process(sw, 3, fr[i], len[i], 0, &d[i]);
+            if (d[i].rule != w || db[i].rule != w) {
+                fprintf(stderr, "long leaf, classifier %d, frame %d: rule %d / burst %d, want %d\n",
+                        cls[c], i, d[i].rule, db[i].rule, w);
+                bad++;
+            }
+        }
+    }
+    vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
+    return bad;
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -188,6 +271,7 @@ int main(void)
     vsw_port_set(sw, VSW_PORT_UPLINK, &pc, NULL);
     program_fdb(sw);
     CHECK_EQ(wide_rule(sw), 0);
+    CHECK_EQ(long_leaf(sw), 0);
     static const size_t sizes[] = {0, 1, 2, 5, 16, 50, 200, 1000, 3000};
     for (int round = 0; round < 3; round++)
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
