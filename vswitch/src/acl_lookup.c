@@ -213,7 +213,7 @@ void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,
         }
         for (unsigned j = 0; j < vsw_tn_ngroups(t, d); j++) {
             const vsw_lgroup *g = vsw_tn_groups(t, d) + j;
-            *entries += g->nent + (g->rank[g->nent] != UINT32_MAX);
+            *entries += g->nent;
         }
     }
 }

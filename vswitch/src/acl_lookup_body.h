@@ -55,25 +55,37 @@ static inline LK_TARGET unsigned LK(group_fail)(const vsw_lgroup *g, const vsw_k
 #endif
 }
 
-/* Rank of the first entry of group g that k matches, else the default.
- * An entry matches if none of its lanes fails.  Entries hold consecutive
- * lanes, so adding an entry's first-lane bit to its lanes' pass bits
- * carries out past its last lane exactly when all of them pass.  Even and
- * odd entries are added apart, so that one entry's carry lands on the
- * next one's first lane without running into it; the lowest carry marks
- * the first matching entry, and the entries starting below it say which
- * one it is.  No branch depends on which entry matches. */
+/* Rank of the first entry of group g that k matches, else UINT32_MAX.
+ * An entry matches if none of the lanes in its mask fails: with SIMD, the
+ * eight masks are tested against the failed lanes in one compare, and the
+ * lowest matching entry is the lowest bit of its movemask.  No branch
+ * depends on which entry matches. */
 static inline LK_TARGET uint32_t LK(group_match)(const vsw_tree *t, const vsw_lgroup *g,
                                                  const vsw_key *k)
 {
-    uint32_t pass = ~LK(group_fail)(g, k) & 0xffff;
-    uint32_t ev = g->lanes[0], od = g->lanes[1];
-    uint32_t c = (((pass & ev) + g->start[0]) & ~ev) | (((pass & od) + g->start[1]) & ~od);
-    uint32_t st = (uint32_t)g->start[0] | g->start[1];
-    unsigned e = c ? (unsigned)__builtin_popcount(st & ((c & -c) - 1)) - 1 : g->nent;
-    if (VSW_UNLIKELY(g->verify >> e & 1))   /* its lanes did not hold all of it */
-        while (e < g->nent && !vsw_crule_match(&t->rules[g->rank[e]], k))
-            e++;
+    unsigned fail = LK(group_fail)(g, k);
+#if LK_ISA
+    __m128i lm = _mm_load_si128((const __m128i *)g->lanes);
+    __m128i ok = _mm_cmpeq_epi16(_mm_and_si128(lm, _mm_set1_epi16((short)fail)),
+                                 _mm_setzero_si128());
+    unsigned m = (unsigned)_mm_movemask_epi8(ok) & g->valid;
+#else
+    unsigned m = 0;
+    for (unsigned e = 0; e < VSW_LG_ENTRIES; e++)
+        m |= (unsigned)((g->lanes[e] & fail) == 0) << (2 * e);
+    m &= g->valid;
+#endif
+    if (!m)
+        return UINT32_MAX;
+    unsigned e = (unsigned)__builtin_ctz(m) >> 1;
+    /* an entry whose lanes did not hold all of its rule: confirm, or go on
+     * to the next entry that matched */
+    while (VSW_UNLIKELY(g->verify >> e & 1) && !vsw_crule_match(&t->rules[g->rank[e]], k)) {
+        m &= ~(3u << (2 * e));
+        if (!m)
+            return UINT32_MAX;
+        e = (unsigned)__builtin_ctz(m) >> 1;
+    }
     return g->rank[e];
 }
 

@@ -140,7 +140,8 @@ static unsigned rule_lanes(const vsw_crule *c, const uint64_t *pm, uint8_t *idx,
 }
 
 /* A leaf for rules r[0..n) under the path constraint pm: their entries
- * packed in order into as few groups as their lanes need. */
+ * in order, each using the lanes already in its group that it shares and
+ * adding the rest, in as few groups as the lanes need. */
 static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *pm)
 {
     size_t base = b->ngrp;
@@ -150,32 +151,49 @@ static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *
         uint8_t idx[2 * VSW_KEY_WORDS + 2];
         uint32_t val[2 * VSW_KEY_WORDS + 2], msk[2 * VSW_KEY_WORDS + 2];
         unsigned rng, ln = rule_lanes(&b->a->rules[r[i]], pm, idx, val, msk, &rng);
-        if (!g || (ln && (g->nent == VSW_LG_ENTRIES || nl + ln > VSW_LG_LANES))) {
+        unsigned verify = ln > VSW_LG_LANES;
+        if (verify)
+            ln = VSW_LG_LANES;
+        /* which of its lanes g has already (lane j of the rule: at[j]) */
+        int at[2 * VSW_KEY_WORDS + 2];
+        unsigned fresh = 0;
+        for (unsigned j = 0; j < ln; j++) {
+            at[j] = -1;
+            for (unsigned q = 0; g && q < nl && at[j] < 0; q++)
+                if (g->idx[q] == idx[j] && g->val[q] == val[j] && g->msk[q] == msk[j] &&
+                    (g->rng >> q & 1) == (rng >> j & 1))
+                    at[j] = (int)q;
+            fresh += at[j] < 0;
+        }
+        if (!g || g->nent == VSW_LG_ENTRIES || nl + fresh > VSW_LG_LANES) {
             if (grow((void **)&b->grp, &b->capgrp, b->ngrp + 1, sizeof(vsw_lgroup))) {
                 b->fail = 2;
                 return VSW_TN_LEAF;
             }
             g = &b->grp[b->ngrp++];
             memset(g, 0, sizeof(*g));
-            memset(g->rank, 0xff, sizeof(g->rank));
             nl = 0;
+            for (unsigned j = 0; j < ln; j++)
+                at[j] = -1;
         }
-        unsigned e = g->nent;
-        g->rank[e] = r[i];
-        if (!ln)                /* matches every key that gets here: the default */
+        unsigned e = g->nent++;
+        uint16_t lm = 0;
+        for (unsigned j = 0; j < ln; j++) {
+            if (at[j] < 0) {
+                g->idx[nl] = idx[j];
+                g->val[nl] = val[j];
+                g->msk[nl] = msk[j];
+                g->rng |= (uint16_t)((rng >> j & 1) << nl);
+                at[j] = (int)nl++;
+            }
+            lm |= (uint16_t)(1u << at[j]);
+        }
+        g->lanes[e] = lm;
+        g->rank[e] = (uint16_t)r[i];
+        g->valid |= (uint16_t)(3u << (2 * e));
+        g->verify |= (uint8_t)(verify << e);
+        if (!ln)                /* matches every key that gets here */
             break;
-        if (ln > VSW_LG_LANES) {
-            g->verify |= (uint8_t)(1u << e);
-            ln = VSW_LG_LANES;
-        }
-        memcpy(g->idx + nl, idx, ln);
-        memcpy(g->val + nl, val, ln * sizeof(uint32_t));
-        memcpy(g->msk + nl, msk, ln * sizeof(uint32_t));
-        g->rng |= (uint16_t)((rng & ((1u << ln) - 1)) << nl);
-        g->lanes[e & 1] |= (uint16_t)(((1u << ln) - 1) << nl);
-        g->start[e & 1] |= (uint16_t)(1u << nl);
-        g->nent++;
-        nl += ln;
     }
     size_t cnt = b->ngrp - base;
     if (cnt >= VSW_TN_LONG) {

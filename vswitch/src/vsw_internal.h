@@ -102,9 +102,8 @@ typedef struct vsw_crule {
  * word, and shifted bits the zero mask drops).
  * A leaf group checks up to 8 rule entries at once, without a branch per
  * entry (which entry matches first is data-dependent and mispredicted
- * about once a frame when entries were checked one by one).  Each entry
- * is a run of consecutive lanes; a lane compares one 32-bit half of the
- * key, h[idx], with the rule:
+ * about once a frame when entries were checked one by one).  A lane
+ * compares one 32-bit half of the key, h[idx], with a rule:
  *   exact lane:  (h[idx] ^ val) & msk == 0, for the key halves holding
  *                rule mask bits that the path to the leaf has not already
  *                compared (a path step selects the child whose index equals
@@ -112,11 +111,18 @@ typedef struct vsw_crule {
  *                in it), so most entries need 2-4 lanes, not 16;
  *   range lane:  (h[idx] & 0xffff) - val <= msk, an L4 port range
  *                [val, val + msk] (bit set in `rng`).
- * An entry matches if all its lanes hold.  A rule with no lane left
- * matches every key that reaches the leaf, hides everything after it, and
- * is stored as the group's default, rank[nent].  An entry with more than
- * 16 lanes (only possible for rules that specify nearly every field) keeps
- * the first 16 and is confirmed against the full rule (`verify`).
+ * An entry matches if all the lanes in its `lanes` mask hold.  Entries
+ * share the lanes they have in common (the rules of one leaf often agree
+ * on the protocol, or on the address bits below the path's last cut):
+ * at 65536 bench rules, 87% of the frames find their leaf in one group
+ * (64% when entries had lanes of their own), and 11.7 ns a frame for the
+ * classifier alone instead of 16.5.
+ * A rule with no lane left matches every key that reaches the leaf and
+ * hides everything after it: it is the leaf's last entry, with no lanes.
+ * An entry with more than 16 lanes of its own (only possible for rules
+ * that specify nearly every field) keeps the first 16 and is confirmed
+ * against the full rule (`verify`).  Ranks fit 16 bits (at most
+ * VSW_ACL_MAX_RULES rules).
  * 192 bytes, three cache lines, aligned so that a group never straddles
  * a fourth. */
 #define VSW_LG_LANES   16
@@ -125,14 +131,16 @@ typedef struct vsw_lgroup {
     uint32_t val[VSW_LG_LANES];
     uint32_t msk[VSW_LG_LANES];
     uint8_t  idx[VSW_LG_LANES];     /* h[] index each lane compares        */
-    uint16_t lanes[2];      /* lanes of the even / odd entries              */
-    uint16_t start[2];      /* first lane of each even / odd entry          */
-    uint32_t rank[VSW_LG_ENTRIES + 1];  /* by entry; rank[nent]: default,
-                                           UINT32_MAX if none               */
+    uint16_t lanes[VSW_LG_ENTRIES]; /* by entry: the lanes it needs         */
+    uint16_t rank[VSW_LG_ENTRIES];  /* by entry, ascending                  */
     uint16_t rng;           /* range lanes                                  */
+    uint16_t valid;         /* entries in use, two bits each (as a byte
+                               movemask of 16-bit compares gives them)      */
     uint8_t  verify;        /* entries to confirm against the full rule     */
     uint8_t  nent;
 } __attribute__((aligned(64))) vsw_lgroup;
+_Static_assert(sizeof(vsw_lgroup) == 192, "a leaf group is three cache lines");
+_Static_assert(VSW_ACL_MAX_RULES <= 65536, "ranks are stored in 16 bits");
 
 typedef struct vsw_tree {
     uint64_t   root;
@@ -152,7 +160,11 @@ typedef struct vsw_tree {
     unsigned   depth;
 } vsw_tree;
 #define VSW_TN_LEAF (1ull << 63)
+/* Leaves of this many groups or more keep their count before the first
+ * group.  A test build lowers it to have such leaves with fewer rules. */
+#ifndef VSW_TN_LONG
 #define VSW_TN_LONG 0x7fffu
+#endif
 
 /* Word in mem internal node d leads key k to; for a leaf, its first group. */
 static inline size_t vsw_tn_child(uint64_t d, const vsw_key *k)
