@@ -2,8 +2,9 @@
  * workload (same rule sets and trace as bench_vswitch.c, see trace.h).
  *
  * For each rule-set size it prints:
- *   - the shape the trace sees: internal levels walked and leaf entries
- *     reached per frame (mean and max), and how many frames match a rule;
+ *   - the shape the trace sees: internal levels walked, leaf groups (and
+ *     the share of frames whose leaf is one group) and leaf entries reached
+ *     per frame (mean and max), and how many frames match a rule;
  *   - the classifier alone (vsw_acl_lookup_tree_burst on the frames' keys,
  *     no parsing, forwarding or actions), in ns per frame, three ways:
  *       trace order     - as the throughput benchmark feeds it;
@@ -52,7 +53,7 @@ static int build_keys(vsw_switch *sw, const vsw_acl *a, const trace *t, keyset *
         fprintf(stderr, "out of memory\n");
         return -1;
     }
-    double lv = 0, en = 0, matched = 0;
+    double lv = 0, gr = 0, one = 0, en = 0, matched = 0;
     unsigned lmax = 0, emax = 0;
     for (size_t i = 0; i < t->n; i++) {
         vsw_decision d;
@@ -64,17 +65,21 @@ static int build_keys(vsw_switch *sw, const vsw_acl *a, const trace *t, keyset *
                     i, rule, d.rule);
             return -1;
         }
-        unsigned l, e;
-        vsw_acl_path_stats(a, &ks->k[i], &l, &e);
+        unsigned l, g, e;
+        vsw_acl_path_stats(a, &ks->k[i], &l, &g, &e);
         lv += l;
+        gr += g;
+        one += g == 1;
         en += e;
         lmax = l > lmax ? l : lmax;
         emax = e > emax ? e : emax;
         matched += rule >= 0;
     }
     if (print_shape)
-        printf("  per frame: %.2f levels (max %u), %.2f leaf entries (max %u), %.0f%% match a rule\n",
-               lv / (double)t->n, lmax, en / (double)t->n, emax, 100.0 * matched / (double)t->n);
+        printf("  per frame: %.2f levels (max %u), %.2f leaf groups (%.0f%% of frames one), "
+               "%.2f leaf entries (max %u), %.0f%% match a rule\n",
+               lv / (double)t->n, lmax, gr / (double)t->n, 100.0 * one / (double)t->n,
+               en / (double)t->n, emax, 100.0 * matched / (double)t->n);
     return 0;
 }
 

@@ -201,9 +201,9 @@ void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
 }
 
 void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,
-                        unsigned *entries)
+                        unsigned *groups, unsigned *entries)
 {
-    *levels = *entries = 0;
+    *levels = *groups = *entries = 0;
     for (size_t i = 0; i < a->ntrees; i++) {
         const vsw_tree *t = &a->trees[i];
         uint64_t d = start(t, k);
@@ -211,9 +211,8 @@ void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,
             d = vsw_tn_step(t, d, k);
             ++*levels;
         }
-        for (unsigned j = 0; j < vsw_tn_ngroups(t, d); j++) {
-            const vsw_lgroup *g = vsw_tn_groups(t, d) + j;
-            *entries += g->nent;
-        }
+        *groups += vsw_tn_ngroups(t, d);
+        for (unsigned j = 0; j < vsw_tn_ngroups(t, d); j++)
+            *entries += vsw_tn_groups(t, d)[j].nent;
     }
 }

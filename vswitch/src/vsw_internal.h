@@ -247,10 +247,10 @@ uint32_t vsw_acl_lookup_tree(const vsw_acl *a, const vsw_key *k, enum vsw_leaf_i
 uint32_t vsw_acl_lookup_linear(const vsw_acl *a, const vsw_key *k);
 void vsw_acl_lookup_tree_burst(const vsw_acl *a, const vsw_key *k, size_t n,
                                uint32_t *rank, enum vsw_leaf_isa isa);
-/* for bench/acl_profile.c: internal nodes walked and leaf entries reached
- * by key k, summed over all trees */
+/* for bench/acl_profile.c: internal nodes walked, and leaf groups and
+ * entries reached by key k, summed over all trees */
 void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,
-                        unsigned *entries);
+                        unsigned *groups, unsigned *entries);
 static inline int vsw_crule_match(const vsw_crule *r, const vsw_key *k)
 {
     uint64_t x = 0;
