@@ -211,8 +211,9 @@ void vsw_acl_path_stats(const vsw_acl *a, const vsw_key *k, unsigned *levels,
             d = vsw_tn_step(t, d, k);
             ++*levels;
         }
-        *groups += vsw_tn_ngroups(t, d);
-        for (unsigned j = 0; j < vsw_tn_ngroups(t, d); j++)
+        unsigned ng = vsw_tn_ngroups(t, d);
+        *groups += ng;
+        for (unsigned j = 0; j < ng; j++)
             *entries += vsw_tn_groups(t, d)[j].nent;
     }
 }

@@ -96,6 +96,61 @@ static int run_set(vsw_switch *sw, enum rg_mode mode, size_t nrules, size_t npkt
     return mism;
 }
 
+/* The MACs and IPv6 addresses the wide-rule and long-leaf tests match on,
+ * in a rule and in a frame. */
+static void wide_fields(vsw_rule *r)
+{
+    memcpy(r->src_mac, rg_macs[1], 6);
+    memcpy(r->dst_mac, rg_macs[0], 6);
+    memset(r->src_mac_mask, 0xff, 6);
+    memset(r->dst_mac_mask, 0xff, 6);
+    r->ip_version = 6;
+    for (int i = 0; i < 16; i++) {
+        r->src_ip[i] = (uint8_t)(0x20 + i);
+        r->dst_ip[i] = (uint8_t)(0x40 + i);
+    }
+    r->src_plen = r->dst_plen = 128;
+}
+static void wide_frame(tframe *f)
+{
+    tf_default(f);
+    memcpy(f->src, rg_macs[1], 6);
+    memcpy(f->dst, rg_macs[0], 6);
+    f->ethertype = 0x86dd;
+    for (int i = 0; i < 16; i++) {
+        f->src_ip[i] = (uint8_t)(0x20 + i);
+        f->dst_ip[i] = (uint8_t)(0x40 + i);
+    }
+    f->proto = 6;
+}
+
+/* Frames fr[0..n) from port 3 must match rule want[i] (-1: none) with every
+ * classifier, one frame per call and in one burst.  Returns the misses. */
+static int expect_rules(vsw_switch *sw, const char *what, const uint8_t *const *fr,
+                        const size_t *len, int n, const int *want)
+{
+    static const enum vsw_classifier cls[4] = {VSW_CLASSIFIER_TREE, VSW_CLASSIFIER_TREE_SCALAR,
+                                               VSW_CLASSIFIER_TREE_AVX2, VSW_CLASSIFIER_LINEAR};
+    vsw_decision d, db[16];
+    if (n > 16)
+        return -1;
+    int bad = 0;
+    for (int c = 0; c < 4; c++) {
+        vsw_set_classifier(sw, cls[c]);
+        vsw_process_burst(sw, 3, fr, len, (size_t)n, 0, db);
+        for (int i = 0; i < n; i++) {
+            vsw_process(sw, 3, fr[i], len[i], 0, &d);
+            if (d.rule != want[i] || db[i].rule != want[i]) {
+                fprintf(stderr, "%s, classifier %d, frame %d: rule %d / burst %d, want %d\n",
+                        what, cls[c], i, d.rule, db[i].rule, want[i]);
+                bad++;
+            }
+        }
+    }
+    vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
+    return bad;
+}
+
 /* A rule that specifies nearly every field needs more lanes than a leaf
  * group has (15 key halves and two port ranges: 17 > VSW_LG_LANES); the
  * group checks its first 16 and confirms the rest against the full rule.
@@ -108,16 +163,7 @@ static int wide_rule(vsw_switch *sw)
     r[0].match = VSW_M_IN_PORT | VSW_M_SRC_MAC | VSW_M_DST_MAC | VSW_M_SRC_IP | VSW_M_DST_IP |
                  VSW_M_IP_PROTO | VSW_M_SPORT | VSW_M_DPORT | VSW_M_DSCP | VSW_M_TCP_FLAGS;
     r[0].in_port = 3;
-    memcpy(r[0].src_mac, rg_macs[1], 6);
-    memcpy(r[0].dst_mac, rg_macs[0], 6);
-    memset(r[0].src_mac_mask, 0xff, 6);
-    memset(r[0].dst_mac_mask, 0xff, 6);
-    r[0].ip_version = 6;
-    for (int i = 0; i < 16; i++) {
-        r[0].src_ip[i] = (uint8_t)(0x20 + i);
-        r[0].dst_ip[i] = (uint8_t)(0x40 + i);
-    }
-    r[0].src_plen = r[0].dst_plen = 128;
+    wide_fields(&r[0]);
     r[0].ip_proto = 6;
     r[0].sport_lo = 1000; r[0].sport_hi = 1500;    /* not prefixes: range lanes */
     r[0].dport_lo = 2000; r[0].dport_hi = 2100;
@@ -138,13 +184,7 @@ static int wide_rule(vsw_switch *sw)
     size_t len[NF];
     for (int i = 0; i < NF; i++) {
         tframe f;
-        tf_default(&f);
-        memcpy(f.src, rg_macs[1], 6);
-        memcpy(f.dst, rg_macs[0], 6);
-        f.ethertype = 0x86dd;
-        memcpy(f.src_ip, r[0].src_ip, 16);
-        memcpy(f.dst_ip, r[0].dst_ip, 16);
-        f.proto = 6;
+        wide_frame(&f);
         f.sport = 1200;
         f.dport = 2050;
         f.dscp = 10;
@@ -156,24 +196,48 @@ static int wide_rule(vsw_switch *sw)
         len[i] = tf_build(&f, buf[i]);
         fr[i] = buf[i];
     }
-    static const enum vsw_classifier cls[4] = {VSW_CLASSIFIER_TREE, VSW_CLASSIFIER_TREE_SCALAR,
-                                               VSW_CLASSIFIER_TREE_AVX2, VSW_CLASSIFIER_LINEAR};
-    int bad = 0;
-    for (int c = 0; c < 4; c++) {
-        vsw_decision d[NF], db[NF];
-        vsw_set_classifier(sw, cls[c]);
-        vsw_process_burst(sw, 3, fr, len, NF, 0, db);
-        for (int i = 0; i < NF; i++) {
-            vsw_process(sw, 3, fr[i], len[i], 0, &d[i]);
-            if (d[i].rule != want[i] || db[i].rule != want[i]) {
-                fprintf(stderr, "wide rule, classifier %d, frame %d: rule %d / burst %d, want %d\n",
-                        cls[c], i, d[i].rule, db[i].rule, want[i]);
-                bad++;
-            }
-        }
+    return expect_rules(sw, "wide rule", fr, len, NF, want);
+}
+
+/* Entries share a lane only if it compares the same way: an exact lane
+ * for dport 0-255 (the prefix's mask 0xff00, value 0) and a range lane for
+ * dport 0-0xff00 (value 0, width 0xff00) hold the same numbers, and the
+ * second rule must keep its own range lane. */
+static int lane_kinds(vsw_switch *sw)
+{
+    vsw_rule r[2];
+    memset(r, 0, sizeof(r));
+    for (int i = 0; i < 2; i++) {
+        r[i].match = VSW_M_IP_PROTO | VSW_M_DPORT;
+        r[i].ip_version = 4;
+        r[i].ip_proto = 6;
+        r[i].priority = (uint16_t)i;
+        r[i].verdict = VSW_ACT_PERMIT;
     }
-    vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
-    return bad;
+    r[0].dport_lo = 0; r[0].dport_hi = 0xff;        /* a prefix: exact lane */
+    r[1].dport_lo = 0; r[1].dport_hi = 0xff00;      /* not one: range lane */
+    vsw_error err;
+    if (vsw_acl_set(sw, r, 2, &err)) {
+        fprintf(stderr, "acl_set: %s\n", err.msg);
+        return -1;
+    }
+    enum { NF = 3 };
+    static const uint16_t dport[NF] = {100, 1000, 0xff01};
+    static const int want[NF] = {0, 1, -1};
+    uint8_t buf[NF][512];
+    const uint8_t *fr[NF];
+    size_t len[NF];
+    for (int i = 0; i < NF; i++) {
+        tframe f;
+        tf_default(&f);
+        memcpy(f.src, rg_macs[1], 6);
+        memcpy(f.dst, rg_macs[0], 6);
+        f.proto = 6;
+        f.dport = dport[i];
+        len[i] = tf_build(&f, buf[i]);
+        fr[i] = buf[i];
+    }
+    return expect_rules(sw, "lane kinds", fr, len, NF, want);
 }
 
 /* One leaf of many groups: 32768 rules that differ only in nested port
@@ -187,20 +251,11 @@ static int wide_rule(vsw_switch *sw)
  * holds, down to the last one. */
 static int long_leaf(vsw_switch *sw)
 {
-    enum { NR = 32768, NF = 6 };
+    enum { NR = 32768, NF = 7 };
     vsw_rule *r = calloc(NR, sizeof(*r));
     for (unsigned i = 0; i < NR; i++) {
         r[i].match = VSW_M_SRC_MAC | VSW_M_DST_MAC | VSW_M_SRC_IP | VSW_M_DST_IP | VSW_M_DPORT;
-        memcpy(r[i].src_mac, rg_macs[1], 6);
-        memcpy(r[i].dst_mac, rg_macs[0], 6);
-        memset(r[i].src_mac_mask, 0xff, 6);
-        memset(r[i].dst_mac_mask, 0xff, 6);
-        r[i].ip_version = 6;
-        for (int b = 0; b < 16; b++) {
-            r[i].src_ip[b] = (uint8_t)(0x20 + b);
-            r[i].dst_ip[b] = (uint8_t)(0x40 + b);
-        }
-        r[i].src_plen = r[i].dst_plen = 128;
+        wide_fields(&r[i]);
         r[i].dport_lo = (uint16_t)(32767 - i);
         r[i].dport_hi = (uint16_t)(32768 + i);
         r[i].verdict = VSW_ACT_DROP;
@@ -230,46 +285,22 @@ static int long_leaf(vsw_switch *sw)
         bad++;
     }
 #endif
-    static const uint16_t dport[NF] = {0, 65535, 32767, 32768, 100, 40000};
-    static const int want[NF] = {32767, 32767, 0, 0, 32667, 7232};
-    uint8_t buf[NF + 1][512];
-    const uint8_t *fr[NF + 1];
-    size_t len[NF + 1];
-    for (int i = 0; i <= NF; i++) {
+    /* the last frame's address matches no rule */
+    static const uint16_t dport[NF] = {0, 65535, 32767, 32768, 100, 40000, 0};
+    static const int want[NF] = {32767, 32767, 0, 0, 32667, 7232, -1};
+    uint8_t buf[NF][512];
+    const uint8_t *fr[NF];
+    size_t len[NF];
+    for (int i = 0; i < NF; i++) {
         tframe f;
-        tf_default(&f);
-        memcpy(f.src, rg_macs[1], 6);
-        memcpy(f.dst, rg_macs[0], 6);
-        f.ethertype = 0x86dd;
-        for (int b = 0; b < 16; b++) {
-            f.src_ip[b] = (uint8_t)(0x20 + b);
-            f.dst_ip[b] = (uint8_t)(0x40 + b);
-        }
-        f.proto = 6;
-        f.dport = i < NF ? dport[i] : 0;
-        if (i == NF)
-            f.dst_ip[15] ^= 1;              /* no rule at all */
+        wide_frame(&f);
+        f.dport = dport[i];
+        if (i == NF - 1)
+            f.dst_ip[15] ^= 1;
         len[i] = tf_build(&f, buf[i]);
         fr[i] = buf[i];
     }
-    static const enum vsw_classifier cls[4] = {VSW_CLASSIFIER_TREE, VSW_CLASSIFIER_TREE_SCALAR,
-                                               VSW_CLASSIFIER_TREE_AVX2, VSW_CLASSIFIER_LINEAR};
-    for (int c = 0; c < 4; c++) {
-        vsw_decision d[NF + 1], db[NF + 1];
-        vsw_set_classifier(sw, cls[c]);
-        vsw_process_burst(sw, 3, fr, len, NF + 1, 0, db);
-        for (int i = 0; i <= NF; i++) {
-            int w = i < NF ? want[i] : -1;
-            vsw_process(sw, 3, fr[i], len[i], 0, &d[i]);
-            if (d[i].rule != w || db[i].rule != w) {
-                fprintf(stderr, "long leaf, classifier %d, frame %d: rule %d / burst %d, want %d\n",
-                        cls[c], i, d[i].rule, db[i].rule, w);
-                bad++;
-            }
-        }
-    }
-    vsw_set_classifier(sw, VSW_CLASSIFIER_TREE);
-    return bad;
+    return bad + expect_rules(sw, "long leaf", fr, len, NF, want);
 }
 
 int main(void)
@@ -284,6 +315,7 @@ int main(void)
     vsw_port_set(sw, VSW_PORT_UPLINK, &pc, NULL);
     program_fdb(sw);
     CHECK_EQ(wide_rule(sw), 0);
+    CHECK_EQ(lane_kinds(sw), 0);
     CHECK_EQ(long_leaf(sw), 0);
     static const size_t sizes[] = {0, 1, 2, 5, 16, 50, 200, 1000, 3000};
     for (int round = 0; round < 3; round++)
