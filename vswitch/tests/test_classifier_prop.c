@@ -124,16 +124,35 @@ static void wide_frame(tframe *f)
     f->proto = 6;
 }
 
-/* Frames fr[0..n) from port 3 must match rule want[i] (-1: none) with every
+/* Install rules r[0..n); on error say why. */
+static int set_rules(vsw_switch *sw, const vsw_rule *r, size_t n)
+{
+    vsw_error err;
+    if (vsw_acl_set(sw, r, n, &err)) {
+        fprintf(stderr, "acl_set: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Frames f[0..n) from port 3 must match rule want[i] (-1: none) with every
  * classifier, one frame per call and in one burst.  Returns the misses. */
-static int expect_rules(vsw_switch *sw, const char *what, const uint8_t *const *fr,
-                        const size_t *len, int n, const int *want)
+static int expect_rules(vsw_switch *sw, const char *what, const tframe *f, int n,
+                        const int *want)
 {
     static const enum vsw_classifier cls[4] = {VSW_CLASSIFIER_TREE, VSW_CLASSIFIER_TREE_SCALAR,
                                                VSW_CLASSIFIER_TREE_AVX2, VSW_CLASSIFIER_LINEAR};
-    vsw_decision d, db[16];
-    if (n > 16)
+    enum { MAXF = 16 };
+    uint8_t buf[MAXF][512];
+    const uint8_t *fr[MAXF];
+    size_t len[MAXF];
+    vsw_decision d, db[MAXF];
+    if (n > MAXF)
         return -1;
+    for (int i = 0; i < n; i++) {
+        len[i] = tf_build(&f[i], buf[i]);
+        fr[i] = buf[i];
+    }
     int bad = 0;
     for (int c = 0; c < 4; c++) {
         vsw_set_classifier(sw, cls[c]);
@@ -172,31 +191,23 @@ static int wide_rule(vsw_switch *sw)
     r[0].verdict = VSW_ACT_DROP;
     r[1].priority = 1;                              /* everything else */
     r[1].verdict = VSW_ACT_PERMIT;
-    vsw_error err;
-    if (vsw_acl_set(sw, r, 2, &err)) {
-        fprintf(stderr, "acl_set: %s\n", err.msg);
+    if (set_rules(sw, r, 2))
         return -1;
-    }
     enum { NF = 5 };
     static const int want[NF] = {0, 1, 1, 1, 1};
-    uint8_t buf[NF][512];
-    const uint8_t *fr[NF];
-    size_t len[NF];
+    tframe f[NF];
     for (int i = 0; i < NF; i++) {
-        tframe f;
-        wide_frame(&f);
-        f.sport = 1200;
-        f.dport = 2050;
-        f.dscp = 10;
-        f.tcp_flags = 0x02;
-        if (i == 1) f.dport = 2101;        /* fails the lane past the 16th */
-        if (i == 2) f.dport = 1999;
-        if (i == 3) f.sport = 1501;
-        if (i == 4) f.dst_ip[15] ^= 1;
-        len[i] = tf_build(&f, buf[i]);
-        fr[i] = buf[i];
+        wide_frame(&f[i]);
+        f[i].sport = 1200;
+        f[i].dport = 2050;
+        f[i].dscp = 10;
+        f[i].tcp_flags = 0x02;
     }
-    return expect_rules(sw, "wide rule", fr, len, NF, want);
+    f[1].dport = 2101;                  /* fails the lane past the 16th */
+    f[2].dport = 1999;
+    f[3].sport = 1501;
+    f[4].dst_ip[15] ^= 1;
+    return expect_rules(sw, "wide rule", f, NF, want);
 }
 
 /* Entries share a lane only if it compares the same way: an exact lane
@@ -216,28 +227,20 @@ static int lane_kinds(vsw_switch *sw)
     }
     r[0].dport_lo = 0; r[0].dport_hi = 0xff;        /* a prefix: exact lane */
     r[1].dport_lo = 0; r[1].dport_hi = 0xff00;      /* not one: range lane */
-    vsw_error err;
-    if (vsw_acl_set(sw, r, 2, &err)) {
-        fprintf(stderr, "acl_set: %s\n", err.msg);
+    if (set_rules(sw, r, 2))
         return -1;
-    }
     enum { NF = 3 };
     static const uint16_t dport[NF] = {100, 1000, 0xff01};
     static const int want[NF] = {0, 1, -1};
-    uint8_t buf[NF][512];
-    const uint8_t *fr[NF];
-    size_t len[NF];
+    tframe f[NF];
     for (int i = 0; i < NF; i++) {
-        tframe f;
-        tf_default(&f);
-        memcpy(f.src, rg_macs[1], 6);
-        memcpy(f.dst, rg_macs[0], 6);
-        f.proto = 6;
-        f.dport = dport[i];
-        len[i] = tf_build(&f, buf[i]);
-        fr[i] = buf[i];
+        tf_default(&f[i]);
+        memcpy(f[i].src, rg_macs[1], 6);
+        memcpy(f[i].dst, rg_macs[0], 6);
+        f[i].proto = 6;
+        f[i].dport = dport[i];
     }
-    return expect_rules(sw, "lane kinds", fr, len, NF, want);
+    return expect_rules(sw, "lane kinds", f, NF, want);
 }
 
 /* One leaf of many groups: 32768 rules that differ only in nested port
@@ -260,10 +263,7 @@ static int long_leaf(vsw_switch *sw)
         r[i].dport_hi = (uint16_t)(32768 + i);
         r[i].verdict = VSW_ACT_DROP;
     }
-    vsw_error err;
-    int rc = vsw_acl_set(sw, r, NR, &err);
-    if (rc)
-        fprintf(stderr, "acl_set: %s\n", err.msg);
+    int rc = set_rules(sw, r, NR);
     free(r);
     if (rc)
         return -1;
@@ -288,19 +288,13 @@ static int long_leaf(vsw_switch *sw)
     /* the last frame's address matches no rule */
     static const uint16_t dport[NF] = {0, 65535, 32767, 32768, 100, 40000, 0};
     static const int want[NF] = {32767, 32767, 0, 0, 32667, 7232, -1};
-    uint8_t buf[NF][512];
-    const uint8_t *fr[NF];
-    size_t len[NF];
+    tframe f[NF];
     for (int i = 0; i < NF; i++) {
-        tframe f;
-        wide_frame(&f);
-        f.dport = dport[i];
-        if (i == NF - 1)
-            f.dst_ip[15] ^= 1;
-        len[i] = tf_build(&f, buf[i]);
-        fr[i] = buf[i];
+        wide_frame(&f[i]);
+        f[i].dport = dport[i];
     }
-    return bad + expect_rules(sw, "long leaf", fr, len, NF, want);
+    f[NF - 1].dst_ip[15] ^= 1;
+    return bad + expect_rules(sw, "long leaf", f, NF, want);
 }
 
 int main(void)
