@@ -127,7 +127,7 @@ static LK_TARGET void LK(lookup_burst)(const vsw_acl *a, const vsw_key *k, size_
         const vsw_tree *t = &a->trees[ti];
         walk_burst(a, t, k, n, rank, d);
         for (size_t i = 0; i < n; i++)
-            if (rank[i] > t->best_rank && (d[i] >> 48 & VSW_TN_LONG))
+            if (rank[i] > t->best_rank && vsw_tn_count_field(d[i]))
                 rank[i] = LK(leaf_match)(t, d[i], &k[i], rank[i]);
     }
 }

@@ -476,7 +476,7 @@ static int lay_out(vsw_tree *t, bctx *b)
         memcpy(t->mem + chw, b->grp, b->ngrp * sizeof(vsw_lgroup));
     for (size_t i = 0; i <= b->nch; i++) {
         uint64_t *d = i < b->nch ? &t->mem[i] : &t->root;
-        if ((*d & VSW_TN_LEAF) && (*d >> 48 & VSW_TN_LONG))
+        if ((*d & VSW_TN_LEAF) && vsw_tn_count_field(*d))
             *d = (*d & ~0xffffffffull) | (chw + gw * (uint32_t)*d);
     }
     t->nwords = nw;
@@ -492,8 +492,6 @@ static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
     t->best_rank = n ? ranks[0] : UINT32_MAX;
     t->root = build(&b, ranks, n, pm, 0);
     t->rules = a->rules;
-    t->nchildren = b.nch;
-    t->ngrp = b.ngrp;
     t->nleafrefs = b.nrefs;
     t->nnodes = b.nnodes;
     t->depth = b.depth;

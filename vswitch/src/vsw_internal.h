@@ -152,7 +152,6 @@ typedef struct vsw_tree {
     uint64_t  *mem;         /* child arrays, then leaf groups (64-byte
                                aligned): what descriptors' offsets index  */
     size_t     nwords;      /* of mem                                       */
-    size_t     nchildren, ngrp;
     const vsw_crule *rules; /* the rule set's, for `verify` entries         */
     size_t     nleafrefs;   /* rule entries in leaves                      */
     size_t     nnodes;
@@ -173,6 +172,13 @@ static inline size_t vsw_tn_child(uint64_t d, const vsw_key *k)
     return (uint32_t)d + (size_t)((k->w[w] >> s) & (uint16_t)(d >> 32));
 }
 
+/* Leaf d's group count as its descriptor holds it: 0 for an empty leaf,
+ * VSW_TN_LONG if the count is in the word before the first group. */
+static inline unsigned vsw_tn_count_field(uint64_t d)
+{
+    return (unsigned)(d >> 48) & VSW_TN_LONG;
+}
+
 /* Leaf d's groups: the first, and how many (0 for an empty leaf). */
 static inline const vsw_lgroup *vsw_tn_groups(const vsw_tree *t, uint64_t d)
 {
@@ -180,7 +186,7 @@ static inline const vsw_lgroup *vsw_tn_groups(const vsw_tree *t, uint64_t d)
 }
 static inline unsigned vsw_tn_ngroups(const vsw_tree *t, uint64_t d)
 {
-    unsigned n = (unsigned)(d >> 48) & VSW_TN_LONG;
+    unsigned n = vsw_tn_count_field(d);
     if (VSW_UNLIKELY(n == VSW_TN_LONG))
         n = (unsigned)t->mem[(uint32_t)d - 1];
     return n;

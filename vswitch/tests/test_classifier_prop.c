@@ -274,7 +274,7 @@ static int long_leaf(vsw_switch *sw)
     for (unsigned j = 0; j < ng; j++)
         ne += vsw_tn_groups(t, t->root)[j].nent;
     if (a->ntrees != 1 || !(t->root & VSW_TN_LEAF) || ne != NR ||
-        (ng >= VSW_TN_LONG) != ((t->root >> 48 & VSW_TN_LONG) == VSW_TN_LONG)) {
+        (ng >= VSW_TN_LONG) != (vsw_tn_count_field(t->root) == VSW_TN_LONG)) {
         fprintf(stderr, "long leaf: %zu trees, root %#llx: %u groups of %u entries\n",
                 a->ntrees, (unsigned long long)t->root, ng, ne);
         bad++;
