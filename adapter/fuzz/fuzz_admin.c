@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct vfw_admin a;
-    const struct vfw_admin_ops ops = { fz_rd, fz_wr, NULL };
+    const struct vfw_admin_ops ops = { .dma_read = fz_rd, .dma_write = fz_wr };
     const uint8_t *script;
     size_t steps, n;
 

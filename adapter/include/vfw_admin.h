@@ -77,6 +77,14 @@ struct vfw_admin_ops {
     int (*dma_write)(void *opaque, uint64_t addr, const void *buf,
                      size_t len);
     void *opaque;
+    /* Optional (2.0): SET_VF_RDMA_QUOTA / GET_VF_RDMA go to the RNIC
+     * (vfw_rnic_set_quota / vfw_rnic_get_quota), which returns a
+     * VFW_AQ_S_* status. NULL: those commands fail with UNSUPPORTED. */
+    int (*rdma_quota_set)(void *opaque, unsigned vf,
+                          const struct vfw_aq_rdma_quota *q);
+    int (*rdma_quota_get)(void *opaque, unsigned vf,
+                          struct vfw_aq_rdma_quota *q,
+                          struct vfw_aq_rdma_quota *used);
 };
 
 struct vfw_admin {

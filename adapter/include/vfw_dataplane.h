@@ -49,6 +49,11 @@ struct vfw_dp_ops {
      * for the same fn replaces an earlier one. May be NULL (then a shaped
      * ring resumes on its next doorbell only). */
     void (*timer)(void *ctx, unsigned fn, uint64_t when_ns);
+    /* Optional (2.0): a frame the switch delivers to function fn is first
+     * offered here; true = taken by the function's RDMA engine (it never
+     * reaches the RX ring, but counts as fn's RX). May be NULL. */
+    bool (*rx_steer)(void *ctx, unsigned fn, const uint8_t *frame,
+                     size_t len);
 };
 
 /* A VF's port configuration, as `ip link set PF vf N ...` sets it. */
@@ -89,6 +94,14 @@ bool vfw_dp_write(struct vfw_dp *dp, unsigned fn, uint64_t addr,
 void vfw_dp_reset_fn(struct vfw_dp *dp, unsigned fn);
 /* Whole-adapter reset: every function, and VF configs back to defaults. */
 void vfw_dp_reset(struct vfw_dp *dp);
+
+/* A frame of function fn's RDMA engine enters the switch as fn's traffic,
+ * exactly as a frame from fn's TX ring would (spoof check, VLAN insert,
+ * ACLs, meters, classes, counters). Does not call ops->rx_steer for fn
+ * itself synchronously in a way that re-enters the engine: rx_steer only
+ * queues. */
+void vfw_dp_fn_inject(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
+                      size_t len);
 
 /* A frame arrived on the uplink. */
 void vfw_dp_uplink_rx(struct vfw_dp *dp, const uint8_t *frame, size_t len);

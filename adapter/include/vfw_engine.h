@@ -42,6 +42,7 @@ enum {
 
 /* ---- ops table: how the engine meets the device model ------------------- */
 struct vfw_cm_event;
+struct vfw_cqe;
 struct vfw_engine_ops {
     void *opaque;
     /* Copy len bytes of function memory at iova. 0 or -errno. */
@@ -54,6 +55,10 @@ struct vfw_engine_ops {
     /* Connection manager / async events (optional, may be NULL). */
     void (*cm_event)(void *opaque, const struct vfw_cm_event *ev);
     uint64_t (*now_ns)(void *opaque);
+    /* Optional (2.0 device): when set, every CQE goes here instead of the
+     * engine's own CQ ring (vfw_cq_poll then returns nothing and arming is
+     * the caller's business). The device writes it to the guest's ring. */
+    void (*cqe)(void *opaque, uint32_t cq_id, const struct vfw_cqe *c);
 };
 
 struct vfw_engine_config {
@@ -74,6 +79,16 @@ int vfw_pd_free(struct vfw_engine *e, uint32_t pd_id);     /* -EBUSY if used */
  * (24-bit index, 8-bit key). Tagged offsets are VA-based (TO == iova). */
 int vfw_mr_reg(struct vfw_engine *e, uint32_t pd_id, uint64_t iova,
                uint64_t len, uint32_t access, uint32_t *stag);
+/* Register a page-list MR (user memory is virtually contiguous, physically
+ * scattered): tagged offsets [iova, iova + len) map to pages[] (DMA
+ * addresses of the function, each aligned to 1 << page_shift, 12..30);
+ * iova's offset in the first page is iova & ((1 << page_shift) - 1), and
+ * npages must be exactly the pages the range touches. The engine copies
+ * pages[]. Every access to such an MR's memory goes through the page list
+ * (mr.c is the one place that turns a tagged offset into DMA). */
+int vfw_mr_reg_pages(struct vfw_engine *e, uint32_t pd_id, uint64_t iova,
+                     uint64_t len, uint32_t access, unsigned page_shift,
+                     const uint64_t *pages, uint32_t npages, uint32_t *stag);
 int vfw_mr_dereg(struct vfw_engine *e, uint32_t stag);
 int vfw_mr_invalidate(struct vfw_engine *e, uint32_t stag);  /* local */
 int vfw_mr_is_valid(const struct vfw_engine *e, uint32_t stag);
@@ -152,7 +167,9 @@ enum vfw_wr_opcode {
     VFW_WR_SEND = 0, VFW_WR_SEND_INV, VFW_WR_SEND_SE, VFW_WR_SEND_SE_INV,
     VFW_WR_RDMA_WRITE, VFW_WR_RDMA_READ,
 };
-enum { VFW_WR_F_SIGNALED = 1, VFW_WR_F_FENCE = 2 };
+enum { VFW_WR_F_SIGNALED = 1, VFW_WR_F_FENCE = 2,
+       VFW_WR_F_INLINE = 4 /* SEND/WRITE payload in inline_data[] */ };
+#define VFW_MAX_INLINE      96
 struct vfw_sge {
     uint32_t stag;   /* local STag ("lkey") */
     uint32_t len;
@@ -168,6 +185,9 @@ struct vfw_send_wr {
     uint32_t remote_stag;      /* WRITE: sink; READ: source */
     uint64_t remote_addr;
     struct vfw_sge sge[VFW_MAX_SGE];
+    /* VFW_WR_F_INLINE: the payload (num_sge ignored), copied at post time */
+    uint32_t inline_len;       /* 0..VFW_MAX_INLINE */
+    uint8_t  inline_data[VFW_MAX_INLINE];
 };
 struct vfw_recv_wr {
     uint64_t wr_id;

@@ -20,6 +20,12 @@
 int vfw_iwarp_tcp_connect(struct vfw_engine *e, struct vfw_tcp_stack *s,
                           uint32_t rip, uint16_t rport, uint32_t qp_id,
                           const struct vfw_conn_param *p);
+/* As vfw_iwarp_tcp_connect, from local port lport (0: the stack picks);
+ * *lport_used (may be NULL) gets the port used. */
+int vfw_iwarp_tcp_connect_from(struct vfw_engine *e, struct vfw_tcp_stack *s,
+                               uint32_t rip, uint16_t rport, uint16_t lport,
+                               uint32_t qp_id, const struct vfw_conn_param *p,
+                               uint16_t *lport_used);
 /* Accept iWARP connections on `port`. */
 int vfw_iwarp_tcp_listen(struct vfw_engine *e, struct vfw_tcp_stack *s,
                          uint16_t port);

@@ -189,4 +189,26 @@ int vfw_tcp_set_tunables(struct vfw_tcp_stack *s,
  *   -EINVAL. Zero-length records are accepted and send nothing.
  */
 
+/*
+ * Sharing a function with a netdev (2.0 device; additive). The stack then
+ * uses the function's MAC and IP, and ARP belongs to the netdev:
+ * - arp_passive (vfw_tcp_set_arp_passive): the stack never sends ARP
+ *   requests or replies; it learns next hops from ARP frames it is shown,
+ *   from vfw_tcp_neigh_set(), and from the source MAC of a SYN to one of
+ *   its listeners. An active open to an unknown next hop fails with
+ *   -EHOSTUNREACH.
+ * - vfw_tcp_wants(): is this frame for one of the stack's listeners or
+ *   connections (TIME_WAIT included)? The device steers such frames to the
+ *   stack and all others to the netdev's RX ring.
+ */
+void vfw_tcp_set_arp_passive(struct vfw_tcp_stack *s, int on);
+int vfw_tcp_neigh_set(struct vfw_tcp_stack *s, uint32_t ip,
+                      const uint8_t mac[6]);
+/* Change the stack's MAC, IPv4 address (host order) and IP MTU; existing
+ * connections keep the values they started with. -EINVAL on bad values. */
+int vfw_tcp_set_addr(struct vfw_tcp_stack *s, const uint8_t mac[6],
+                     uint32_t ip, uint16_t mtu);
+int vfw_tcp_wants(const struct vfw_tcp_stack *s, const uint8_t *frame,
+                  size_t len);
+
 #endif /* VFW_TCP_H */

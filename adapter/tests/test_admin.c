@@ -39,7 +39,7 @@ static int dma_wr(void *o, uint64_t addr, const void *buf, size_t len)
     return 0;
 }
 
-static const struct vfw_admin_ops OPS = { dma_rd, dma_wr, NULL };
+static const struct vfw_admin_ops OPS = { .dma_read = dma_rd, .dma_write = dma_wr };
 static struct vfw_admin A;
 
 static uint32_t rd(uint64_t addr)

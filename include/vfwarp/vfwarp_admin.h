@@ -69,8 +69,10 @@
 #define VFW_AQ_OP_SET_VF_VLAN_FILTER 0x0107 /* a VLAN the VF may use tagged */
 #define VFW_AQ_OP_SET_VF_RX_MODE    0x0108  /* multicast filter, allmulti */
 #define VFW_AQ_OP_CLEAR_VF_FILTERS  0x0109  /* no VLAN filters, RX mode 0 */
+#define VFW_AQ_OP_SET_VF_RDMA_QUOTA 0x010a  /* 2.0: the VF's RDMA resource share */
 #define VFW_AQ_OP_GET_VF_CONFIG     0x0181
 #define VFW_AQ_OP_GET_VF_STATS      0x0182
+#define VFW_AQ_OP_GET_VF_RDMA       0x0183  /* 2.0: quota and objects in use */
 
 /* Descriptor flags (written by the device; the driver submits 0). */
 #define VFW_AQ_F_DONE          (1u << 0)
@@ -174,6 +176,20 @@ struct vfw_aq_vf_stats {
 	uint64_t tx_dropped;
 };
 
+/* SET_VF_RDMA_QUOTA request and GET_VF_RDMA reply (2.0). Each quota is
+ * 0..the hardware limit VFW_RDMA_HW_* (vfwarp_rdma.h); 0 denies the
+ * resource. A quota below what the VF uses now fails with RANGE and
+ * changes nothing. GET_VF_RDMA returns the quota in q and the objects the
+ * VF holds now in used (same field order). A VF reset (FLR, disable) frees
+ * its objects; the quota is the PF's and stays. */
+struct vfw_aq_rdma_quota {
+	uint32_t qp, cq, mr, pd, mr_pages, conn;
+};
+struct vfw_aq_vf_rdma {
+	struct vfw_aq_rdma_quota q;     /* request (SET) / quota (GET) */
+	struct vfw_aq_rdma_quota used;  /* GET only; SET: zero */
+};
+
 /* One 64-byte descriptor; the device writes it back in place. */
 struct vfw_aq_desc {
 	uint16_t opcode;   /* VFW_AQ_OP_* */
@@ -192,6 +208,7 @@ struct vfw_aq_desc {
 		struct vfw_aq_vf_rx_mode rx_mode;
 		struct vfw_aq_vf_config cfg;
 		struct vfw_aq_vf_stats stats;
+		struct vfw_aq_vf_rdma rdma;
 		uint8_t raw[48];
 	} u;
 };

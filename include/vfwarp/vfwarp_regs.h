@@ -7,10 +7,11 @@
  * provider. It must compile in the kernel, in QEMU and in user space, so it
  * uses only fixed-width types and no libc. docs/hw-interface.md explains it.
  *
- * Status (v1.1): identification block, SR-IOV layout, admin queue
+ * Status (v2.0): identification block, SR-IOV layout, admin queue
  * (vfwarp_admin.h), VF-to-PF mailbox (vfwarp_mbox.h), Ethernet rings
- * (vfwarp_ring.h). The RDMA queues come later; their offsets are reserved
- * below so nothing moves.
+ * (vfwarp_ring.h), RDMA: verbs command queue, event queue, doorbell BAR,
+ * WQE/CQE formats (vfwarp_rdma.h). 2.0 only adds to 1.1; the major number
+ * moved because a 1.x driver cannot use the RDMA part.
  */
 #ifndef VFWARP_REGS_H
 #define VFWARP_REGS_H
@@ -25,8 +26,8 @@
 #define VFW_PCI_DEVICE_ID_VF  0xf0a1
 
 /* Interface version: major changes break drivers, minor ones add. */
-#define VFW_HW_VERSION_MAJOR  1
-#define VFW_HW_VERSION_MINOR  1
+#define VFW_HW_VERSION_MAJOR  2
+#define VFW_HW_VERSION_MINOR  0
 
 /* BAR0: 64-bit memory BAR with the register file; all registers 32-bit,
  * little endian, naturally aligned. Accesses of other sizes read as 0 and
@@ -54,7 +55,10 @@
 #define VFW_REGWIN_IRQ         0x0400  /* interrupt cause/mask */
 #define VFW_REGWIN_RING        0x0800  /* Ethernet rings, link, counters
                                           (0x0800..0x08ff, vfwarp_ring.h) */
-#define VFW_REGWIN_DOORBELLS   0x1000  /* queue doorbells, one 4 KiB page */
+#define VFW_REGWIN_RDMA_REGS   0x0a00  /* RDMA limits, command/event queues
+                                          (0x0a00..0x0aff, vfwarp_rdma.h) */
+#define VFW_REGWIN_DOORBELLS   0x1000  /* reserved (doorbells live in BAR4,
+                                          VFW_DB_BAR, vfwarp_rdma.h) */
 
 /*
  * SR-IOV layout (PCI config space of the PF; docs/hw-interface.md).
@@ -75,7 +79,8 @@
 #define VFW_MSIX_TABLE_OFFSET  0x0000
 #define VFW_MSIX_PBA_OFFSET    0x2000
 #define VFW_PF_MSIX_VECTORS    8
-#define VFW_VF_MSIX_VECTORS    4
+#define VFW_VF_MSIX_VECTORS    8   /* 2.0: 0-3 as 1.1, 4 the RDMA event queue */
+#define VFW_MSIX_VEC_RDMA_EQ   4   /* vector a driver should give the EQ */
 
 /* Feature bits. */
 #define VFW_FEAT_UPLINK        (1ull << 0)  /* an uplink netdev is attached */
