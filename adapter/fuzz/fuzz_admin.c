@@ -37,12 +37,40 @@ static int fz_wr(void *o, uint64_t a, const void *b, size_t n)
     return 0;
 }
 
+/* The RNIC's quota ops: the admin queue must only call them for an
+ * enabled VF; the fuzzed status comes back as the command's. */
+static struct vfw_admin *fz_a;
+static uint32_t fz_quota_calls;
+
+static int fz_qset(void *o, unsigned vf, const struct vfw_aq_rdma_quota *q)
+{
+    (void)o;
+    if (vf >= fz_a->num_vfs || !q) {
+        abort();
+    }
+    fz_quota_calls++;
+    return (int)(q->qp % 7);    /* any status, including bogus ones */
+}
+
+static int fz_qget(void *o, unsigned vf, struct vfw_aq_rdma_quota *q,
+                   struct vfw_aq_rdma_quota *used)
+{
+    (void)o;
+    if (vf >= fz_a->num_vfs || !q || !used) {
+        abort();
+    }
+    fz_quota_calls++;
+    q->qp = vf;
+    used->conn = fz_quota_calls;
+    return (fz_quota_calls & 3) ? 0 : -22;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct vfw_admin a;
-    const struct vfw_admin_ops ops = { .dma_read = fz_rd, .dma_write = fz_wr };
+    struct vfw_admin_ops ops = { .dma_read = fz_rd, .dma_write = fz_wr };
     const uint8_t *script;
     size_t steps, n;
 
@@ -60,6 +88,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n = size - steps * 7;
     memset(mem, 0, sizeof(mem));
     memcpy(mem, script + steps * 7, n < FZ_MEM ? n : FZ_MEM);
+    /* half the inputs run without an RNIC (commands UNSUPPORTED) */
+    if (n & 1) {
+        ops.rdma_quota_set = fz_qset;
+        ops.rdma_quota_get = fz_qget;
+    }
+    fz_a = &a;
     if (vfw_admin_init(&a, &ops, 128)) {
         abort();
     }

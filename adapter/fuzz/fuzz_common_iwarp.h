@@ -89,6 +89,12 @@ static int fz_setup(struct fz *z)
     vfw_mr_reg(z->e, z->pd, FZ_BASE, 4096, VFW_ACC_REMOTE_READ, &st);
     vfw_mr_reg(z->e, z->pd, FZ_BASE + 4096, 4096, 3, &st);
     vfw_mr_reg(z->e, z->pd, FZ_BASE + 100, 16, 7, &st);
+    /* 0x501: a page-list MR, TOs 0x7f0000000800.. over four scrambled
+     * pages (the last one partly outside the fake memory: DMA faults) */
+    static const uint64_t pgs[4] = { FZ_BASE + 3 * 4096, FZ_BASE + 15 * 4096,
+                                     FZ_BASE + 4096, FZ_BASE + 16 * 4096 };
+    vfw_mr_reg_pages(z->e, z->pd, 0x7f0000000800ull, 3 * 4096 + 0x100, 7, 12,
+                     pgs, 4, &st);
     vfw_cq_create(z->e, 64, &z->cq);
     struct vfw_qp_attr a = { .pd_id = z->pd, .send_cq = z->cq,
         .recv_cq = z->cq, .sq_depth = 16, .rq_depth = 16, .ord = 4, .ird = 4,
@@ -99,8 +105,9 @@ static int fz_setup(struct fz *z)
 static void fz_post(struct fz *z)
 {
     for (int i = 0; i < 4; i++) {
-        struct vfw_recv_wr r = { .wr_id = (uint64_t)i, .num_sge = 2,
-            .sge = { { 0x101, 1000, FZ_BASE + 8192 }, { 0x101, 3000, FZ_BASE } } };
+        struct vfw_recv_wr r = { .wr_id = (uint64_t)i, .num_sge = 3,
+            .sge = { { 0x101, 1000, FZ_BASE + 8192 }, { 0x101, 3000, FZ_BASE },
+                     { 0x501, 9000, 0x7f0000000900ull } } };
         vfw_post_recv(z->e, z->qp, &r);
     }
     struct vfw_send_wr rd = { .wr_id = 9, .opcode = VFW_WR_RDMA_READ,

@@ -7,8 +7,10 @@
  *                   value = op[4..7])
  *   op[0] & 3 == 1: guest memory poke (4 bytes at (op[1..3] % MEM))
  *   op[0] & 3 == 2: uplink frame of op[1] * 8 bytes from memory op[2..3]
+ *                   (op[0] & 4: injected by fn op[3] % 7's RDMA engine)
  *   op[0] & 3 == 3: clock advance + shaping timer of fn op[1] % 6
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,9 +45,32 @@ static void f_irq(void *c, unsigned fn, unsigned v) { (void)c; (void)fn; (void)v
 static void f_tx(void *c, const uint8_t *f, size_t l) { (void)c; (void)f; (void)l; }
 static uint64_t f_now(void *c) { (void)c; return clk; }
 
+/* The RDMA engines: take frames whose byte 12 is odd; one in four taken
+ * frames is answered synchronously (nesting must stay bounded). */
+static struct vfw_dp *f_dp;
+static unsigned f_depth;
+static bool f_steer(void *c, unsigned fn, const uint8_t *f, size_t l)
+{
+    (void)c;
+    if (l < 14 || !(f[12] & 1)) {
+        return false;
+    }
+    if ((f[13] & 3) == 0 && f_depth < 64) {
+        uint8_t r[64];
+        size_t n = l < sizeof(r) ? l : sizeof(r);
+
+        memcpy(r, f, n);
+        r[13]++;
+        f_depth++;
+        vfw_dp_fn_inject(f_dp, fn, r, n);
+        f_depth--;
+    }
+    return true;
+}
+
 static const struct vfw_dp_ops ops = {
     .dma_read = f_read, .dma_write = f_write, .irq = f_irq,
-    .uplink_tx = f_tx, .now_ns = f_now,
+    .uplink_tx = f_tx, .now_ns = f_now, .rx_steer = f_steer,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -58,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!dp) {
         return 0;
     }
+    f_dp = dp;
     memset(mem, 0, sizeof(mem));
     clk = 0;
     vfw_dp_set_uplink(dp, true);
@@ -84,7 +110,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 2: {
             uint32_t a = ((uint32_t)op[2] | (uint32_t)op[3] << 8) % (MEM / 2);
-            vfw_dp_uplink_rx(dp, mem + a, (size_t)op[1] * 8);
+            if (op[0] & 4) {
+                vfw_dp_fn_inject(dp, op[3] % 7, mem + a, (size_t)op[1] * 8);
+            } else {
+                vfw_dp_uplink_rx(dp, mem + a, (size_t)op[1] * 8);
+            }
             break;
         }
         default:

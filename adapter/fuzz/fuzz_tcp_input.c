@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tcp_wire.h"
@@ -216,6 +217,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t len = u16(&r) % 1600;
             if (len > r.n)
                 len = r.n;
+            if (len) {   /* the steering check never reads past len */
+                uint8_t *cp = malloc(len);
+                if (!cp)
+                    abort();
+                memcpy(cp, r.p, len);
+                (void)vfw_tcp_wants(z.s, cp, len);
+                free(cp);
+            }
             vfw_tcp_input(z.s, r.p, len);
             r.p += len;
             r.n -= len;

@@ -100,6 +100,14 @@ void vfw_dp_reset(struct vfw_dp *dp);
  * ACLs, meters, classes, counters). Does not call ops->rx_steer for fn
  * itself synchronously in a way that re-enters the engine: rx_steer only
  * queues. */
+/* As implemented: length VFW_FRAME_MIN..VFW_FRAME_MAX (else
+ * TX_DROP_OTHER); counted in TX_PKTS/TX_BYTES before the switch decides,
+ * like a ring frame; a VF over its max_mbps is policed (dropped,
+ * TX_DROP_METER; no timer) since there is no ring to hold the frame;
+ * frames delivered to fn2 (hairpin, uplink) are offered to
+ * ops->rx_steer(fn2) first. Synchronous re-injection from rx_steer is
+ * tolerated up to 4 levels deep (deeper: TX_DROP_OTHER). Unknown fn,
+ * NULL dp or frame: ignored. */
 void vfw_dp_fn_inject(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
                       size_t len);
 

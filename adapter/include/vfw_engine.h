@@ -32,6 +32,8 @@ struct vfw_engine;
 #define VFW_MAX_QP_DEPTH    4096
 #define VFW_MAX_ORD_IRD     128
 #define VFW_MAX_CQ_DEPTH    65536
+#define VFW_MAX_MR_PGL      (1u << 18) /* pages in one page-list MR */
+#define VFW_DEF_MR_PAGES    (1u << 20) /* default engine-wide bound */
 
 /* ---- access rights (MR) ----------------------------------------------- */
 enum {
@@ -59,11 +61,17 @@ struct vfw_engine_ops {
      * engine's own CQ ring (vfw_cq_poll then returns nothing and arming is
      * the caller's business). The device writes it to the guest's ring. */
     void (*cqe)(void *opaque, uint32_t cq_id, const struct vfw_cqe *c);
+    /* (cqe is called synchronously from whatever engine call completed the
+     * work, for a cq_id that exists; the engine keeps no copy.) */
 };
 
 struct vfw_engine_config {
     uint16_t func_id;
     uint32_t max_pd, max_mr, max_cq, max_qp, max_cep;  /* 0 = defaults */
+    /* Page-list entries over all page-list MRs of the engine (0: default
+     * VFW_DEF_MR_PAGES); vfw_mr_reg_pages fails with -ENOSPC beyond it.
+     * Appended (additive) by the engine owner for issue 14. */
+    uint32_t max_mr_pages;
 };
 
 struct vfw_engine *vfw_engine_new(const struct vfw_engine_ops *ops,
@@ -86,6 +94,11 @@ int vfw_mr_reg(struct vfw_engine *e, uint32_t pd_id, uint64_t iova,
  * npages must be exactly the pages the range touches. The engine copies
  * pages[]. Every access to such an MR's memory goes through the page list
  * (mr.c is the one place that turns a tagged offset into DMA). */
+/* -EINVAL: page_shift outside 12..30, npages 0 or > VFW_MAX_MR_PGL or not
+ * exactly the pages touched, a page unaligned, len 0 or iova + len
+ * wrapping, bad rights, NULL pages; -ENOENT bad PD; -ENOSPC no MR slot or
+ * over the engine's max_mr_pages (entries, all page-list MRs together;
+ * dereg returns them); -ENOMEM. */
 int vfw_mr_reg_pages(struct vfw_engine *e, uint32_t pd_id, uint64_t iova,
                      uint64_t len, uint32_t access, unsigned page_shift,
                      const uint64_t *pages, uint32_t npages, uint32_t *stag);

@@ -201,6 +201,22 @@ int vfw_tcp_set_tunables(struct vfw_tcp_stack *s,
  *   connections (TIME_WAIT included)? The device steers such frames to the
  *   stack and all others to the netdev's RX ring.
  */
+/* Semantics as implemented (engine owner, issue 14):
+ * - passive: entries learned (ARP request/reply whose target is our IP,
+ *   updates of known entries, a listener's SYN, neigh_set) never age; a
+ *   connect to an IP without a valid entry fails synchronously (NULL,
+ *   *err = -EHOSTUNREACH, no conn made). A resolution already under way
+ *   when passive mode starts sends no further requests; neigh_set
+ *   completes it (the SYN leaves inside the call).
+ * - neigh_set: -EINVAL for ip 0/broadcast/multicast/our own, or a
+ *   multicast or all-zero MAC. May emit frames (waiting SYNs).
+ * - set_addr: the transmit buffer only grows; listeners stay; conns keep
+ *   their MAC, IP and MSS and are still matched on input at that old
+ *   address (and vfw_tcp_wants says yes for them).
+ * - wants: 1 only for an untagged IPv4/TCP frame (first fragment or
+ *   unfragmented) to our unicast MAC and IP whose 4-tuple is a conn in any
+ *   state or whose port is a listener's; no checksum check; reads at most
+ *   14 + IHL + 4 bytes, each after checking len. */
 void vfw_tcp_set_arp_passive(struct vfw_tcp_stack *s, int on);
 int vfw_tcp_neigh_set(struct vfw_tcp_stack *s, uint32_t ip,
                       const uint8_t mac[6]);

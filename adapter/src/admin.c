@@ -335,6 +335,62 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
     return VFW_AQ_S_OK;
 }
 
+/* struct vfw_aq_rdma_quota <-> descriptor bytes at `p` (LE u32 each) */
+#define RQ_FIELDS(X) X(qp) X(cq) X(mr) X(pd) X(mr_pages) X(conn)
+
+static void rq_load(struct vfw_aq_rdma_quota *q, const uint8_t *p)
+{
+#define X(f) q->f = ld32(p + offsetof(struct vfw_aq_rdma_quota, f));
+    RQ_FIELDS(X)
+#undef X
+}
+
+static void rq_store(uint8_t *p, const struct vfw_aq_rdma_quota *q)
+{
+#define X(f) st32(p + offsetof(struct vfw_aq_rdma_quota, f), q->f);
+    RQ_FIELDS(X)
+#undef X
+}
+
+/* SET_VF_RDMA_QUOTA / GET_VF_RDMA: the admin queue validates the
+ * descriptor; the RNIC (ops) judges the values and owns the quota. */
+static uint16_t exec_rdma(struct vfw_admin *a, uint16_t op, uint16_t vf,
+                          uint8_t *d)
+{
+    uint8_t *uq = d + P(vfw_aq_vf_rdma, q);
+    uint8_t *uu = d + P(vfw_aq_vf_rdma, used);
+    struct vfw_aq_rdma_quota q, used;
+    int rc;
+
+    if (!vf_ok(a, vf)) {
+        return VFW_AQ_S_BAD_VF;
+    }
+    if (op == VFW_AQ_OP_SET_VF_RDMA_QUOTA) {
+        if (!all_zero(uu, sizeof(struct vfw_aq_rdma_quota))) {
+            return VFW_AQ_S_INVAL;
+        }
+        if (!a->ops.rdma_quota_set) {
+            return VFW_AQ_S_UNSUPPORTED;
+        }
+        rq_load(&q, uq);
+        rc = a->ops.rdma_quota_set(a->ops.opaque, vf, &q);
+        return rc < 0 || rc > 0xffff ? VFW_AQ_S_INVAL : (uint16_t)rc;
+    }
+    if (!a->ops.rdma_quota_get) {
+        return VFW_AQ_S_UNSUPPORTED;
+    }
+    memset(&q, 0, sizeof(q));
+    memset(&used, 0, sizeof(used));
+    rc = a->ops.rdma_quota_get(a->ops.opaque, vf, &q, &used);
+    if (rc != VFW_AQ_S_OK) {
+        return rc < 0 || rc > 0xffff ? VFW_AQ_S_INVAL : (uint16_t)rc;
+    }
+    memset(d + D_U, 0, sizeof(((struct vfw_aq_desc *)0)->u));
+    rq_store(uq, &q);
+    rq_store(uu, &used);
+    return VFW_AQ_S_OK;
+}
+
 uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
 {
     uint16_t op = ld16(d + D_OPCODE);
@@ -398,6 +454,10 @@ uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
         st = VFW_AQ_S_OK;
         break;
     }
+    case VFW_AQ_OP_SET_VF_RDMA_QUOTA:
+    case VFW_AQ_OP_GET_VF_RDMA:
+        st = exec_rdma(a, op, vf, d);
+        break;
     default:
         st = VFW_AQ_S_BAD_OPCODE;
         break;

@@ -54,6 +54,12 @@ void vfw_cq_push(struct vfw_engine *e, uint32_t cq_id, const struct vfw_cqe *q)
     struct vfw_cq *c = cq_get(e, cq_id);
     if (!c)
         return;
+    if (e->ops.cqe) {
+        /* 2.0 device: the CQ ring lives in function memory and the device
+         * writes it (and judges overrun and arming) there. */
+        e->ops.cqe(e->ops.opaque, cq_id, q);
+        return;
+    }
     if (c->count >= c->depth) {
         c->overflows++;          /* CQ overrun: the CQE is lost, counted */
         return;

@@ -60,6 +60,7 @@ struct vfw_dp {
     uint8_t fdb_vids[VFW_DP_MAX_VFS][512];
     uint8_t buf[VFW_FRAME_MAX + 4];
     uint8_t out[VFW_FRAME_MAX + 8];
+    unsigned inject_depth;      /* vfw_dp_fn_inject nesting (bounded) */
 };
 
 static uint64_t now(struct vfw_dp *dp)
@@ -421,6 +422,13 @@ static void rx_frame(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
     uint64_t addr;
     uint16_t buf_len;
 
+    /* 2.0: the function's RDMA engine sees the frame first (its flow
+     * table decides); what it takes is fn's RX all the same */
+    if (dp->ops->rx_steer && dp->ops->rx_steer(dp->ctx, fn, frame, len)) {
+        f->stat[VFW_STAT_RX_PKTS]++;
+        f->stat[VFW_STAT_RX_BYTES] += len;
+        return;
+    }
     if (!ring_on(r) || r->head == r->tail) {
         f->stat[VFW_STAT_RX_NO_BUF]++;
         return;
@@ -541,8 +549,9 @@ static void count_drop(struct dp_fn *f, unsigned reason)
     }
 }
 
-/* May function `fn` send `len` bytes now? If not, arm the timer. */
-static bool shaper_ok(struct vfw_dp *dp, unsigned fn, size_t len)
+/* May function `fn` send `len` bytes now? If not, arm the timer (when
+ * `arm`: a ring waits for it; an injected frame has no ring to wait on). */
+static bool shaper_take(struct vfw_dp *dp, unsigned fn, size_t len, bool arm)
 {
     struct dp_fn *f = &dp->fn[fn];
     uint32_t mbps = fn ? dp->cfg[fn - 1].max_mbps : 0;
@@ -571,7 +580,7 @@ static bool shaper_ok(struct vfw_dp *dp, unsigned fn, size_t len)
         f->tokens -= (int64_t)len;
         return true;
     }
-    if (dp->ops->timer) {
+    if (arm && dp->ops->timer) {
         uint64_t need = (uint64_t)((int64_t)len - f->tokens);
 
         dp->ops->timer(dp->ctx, fn, t + need * 1000000000u / rate + 1);
@@ -627,7 +636,7 @@ static void tx_kick(struct vfw_dp *dp, unsigned fn)
         if (!bad && total < VFW_FRAME_MIN) {
             bad = true;
         }
-        if (!bad && !shaper_ok(dp, fn, total)) {
+        if (!bad && !shaper_take(dp, fn, total, true)) {
             break;              /* stays on the ring; the timer resumes */
         }
         if (!bad) {
@@ -693,6 +702,44 @@ void vfw_dp_timer(struct vfw_dp *dp, unsigned fn)
     }
     dp->fn[fn].timer_armed = false;
     tx_kick(dp, fn);
+}
+
+/*
+ * A frame of fn's RDMA engine: the TX ring's path without the ring. Same
+ * length bounds, shaping, switch checks and counters (TX_PKTS/TX_BYTES,
+ * the TX_DROP_* reasons). Differences, because there is no descriptor to
+ * hold or mark: a bad length counts TX_DROP_OTHER; a frame over the VF's
+ * max_mbps is dropped (TX_DROP_METER) instead of waiting, which the
+ * engine's TCP sees as loss. Nesting (rx_steer of a hairpin peer injecting
+ * synchronously) is bounded.
+ */
+void vfw_dp_fn_inject(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
+                      size_t len)
+{
+    if (!dp || fn >= fn_count(dp)) {
+        return;
+    }
+    struct dp_fn *f = &dp->fn[fn];
+    unsigned why;
+
+    if (!frame || len < VFW_FRAME_MIN || len > VFW_FRAME_MAX ||
+        dp->inject_depth >= 4) {
+        f->stat[VFW_STAT_TX_DROP_OTHER]++;
+        return;
+    }
+    if (!shaper_take(dp, fn, len, false)) {
+        f->stat[VFW_STAT_TX_DROP_METER]++;
+        return;
+    }
+    f->stat[VFW_STAT_TX_PKTS]++;
+    f->stat[VFW_STAT_TX_BYTES] += len;
+    dp->inject_depth++;
+    why = switch_frame(dp, fn ? VSW_PORT_VF(fn - 1) : VSW_PORT_PF, frame,
+                       len);
+    dp->inject_depth--;
+    if (why != VSW_DROP_NONE) {
+        count_drop(f, why);
+    }
 }
 
 void vfw_dp_uplink_rx(struct vfw_dp *dp, const uint8_t *frame, size_t len)

@@ -34,6 +34,14 @@ static int gather_sges(struct vfw_engine *e, struct vfw_qp *qp,
 {
     struct vfw_swqe *w = &qp->sq[m->sq_idx % qp->sq_ring];
     uint32_t done = 0;
+    if (w->wr.flags & VFW_WR_F_INLINE) {
+        /* inline payload: copied into the WR at post time, bounded there */
+        if (w->wr.inline_len > VFW_MAX_INLINE || m->off > w->wr.inline_len ||
+            n > w->wr.inline_len - m->off)
+            return -EINVAL;
+        memcpy(dst, w->wr.inline_data + m->off, n);
+        return 0;
+    }
     while (done < n) {
         if (m->sge_i >= w->wr.num_sge)
             return -EINVAL;
@@ -51,10 +59,9 @@ static int gather_sges(struct vfw_engine *e, struct vfw_qp *qp,
             e->st.prot_errors++;
             return -EACCES;
         }
-        if (e->ops.dma_read(e->ops.opaque, e->func_id, a, dst + done, chunk)) {
-            e->st.dma_errors++;
-            return -EIO;
-        }
+        int rc = vfw_mr_dma_read(e, s->stag, a, dst + done, chunk);
+        if (rc)
+            return rc;
         done += chunk;
         m->sge_off += chunk;
     }
@@ -106,11 +113,9 @@ int vfw_ddp_build(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
             e->st.prot_errors++;
             return -EACCES;
         }
-        if (e->ops.dma_read(e->ops.opaque, e->func_id, m->src_to + m->off, p,
-                            pl)) {
-            e->st.dma_errors++;
-            return -EIO;
-        }
+        rc = vfw_mr_dma_read(e, m->src_stag, m->src_to + m->off, p, pl);
+        if (rc)
+            return rc;
         break;
     default:
         if (m->off + pl > sizeof(m->small))

@@ -38,6 +38,8 @@ struct vfw_engine *vfw_engine_new(const struct vfw_engine_ops *ops,
     e->max_cq = lim(cfg->max_cq, DEF_MAX_CQ);
     e->max_qp = lim(cfg->max_qp, DEF_MAX_QP);
     e->max_cep = lim(cfg->max_cep, 2 * e->max_qp);
+    e->max_mr_pages = cfg->max_mr_pages ? cfg->max_mr_pages
+                                        : VFW_DEF_MR_PAGES;
     e->pd = calloc(e->max_pd + 1, sizeof(*e->pd));
     e->mr = calloc(e->max_mr + 1, sizeof(*e->mr));
     e->cq = calloc(e->max_cq + 1, sizeof(*e->cq));
@@ -69,6 +71,8 @@ void vfw_engine_free(struct vfw_engine *e)
             free(e->qp[i].txbuf);
         }
     }
+    if (e->mr && e->pd)
+        vfw_mr_free_all(e);
     if (e->cq)
         for (uint32_t i = 1; i <= e->max_cq; i++)
             free(e->cq[i].ring);

@@ -102,9 +102,10 @@ static void cb_closed(struct vfw_tcp_conn *c, int err, void *user)
 static const struct vfw_tcp_cb tcp_cb = { cb_connected, cb_recv, cb_writable,
                                           cb_closed };
 
-int vfw_iwarp_tcp_connect(struct vfw_engine *e, struct vfw_tcp_stack *s,
-                          uint32_t rip, uint16_t rport, uint32_t qp_id,
-                          const struct vfw_conn_param *p)
+int vfw_iwarp_tcp_connect_from(struct vfw_engine *e, struct vfw_tcp_stack *s,
+                               uint32_t rip, uint16_t rport, uint16_t lport,
+                               uint32_t qp_id, const struct vfw_conn_param *p,
+                               uint16_t *lport_used)
 {
     if (!e || !s || !p || !vfw_qp_get(e, qp_id))
         return -EINVAL;
@@ -116,12 +117,22 @@ int vfw_iwarp_tcp_connect(struct vfw_engine *e, struct vfw_tcp_stack *s,
     l->active = true;
     l->param = *p;
     int err = 0;
-    l->c = vfw_tcp_connect(s, rip, rport, 0, &tcp_cb, l, &err);
+    l->c = vfw_tcp_connect(s, rip, rport, lport, &tcp_cb, l, &err);
     if (!l->c) {
         free(l);
         return err ? err : -ENOMEM;
     }
+    /* the SYN is only queued: no upcall has run, the conn is still ours */
+    if (lport_used)
+        vfw_tcp_conn_addr(l->c, NULL, lport_used, NULL, NULL);
     return 0;
+}
+
+int vfw_iwarp_tcp_connect(struct vfw_engine *e, struct vfw_tcp_stack *s,
+                          uint32_t rip, uint16_t rport, uint32_t qp_id,
+                          const struct vfw_conn_param *p)
+{
+    return vfw_iwarp_tcp_connect_from(e, s, rip, rport, 0, qp_id, p, NULL);
 }
 
 static const struct vfw_tcp_cb *on_accept(struct vfw_tcp_conn *c,

@@ -272,11 +272,18 @@ int vfw_post_send(struct vfw_engine *e, uint32_t qp_id,
     if (!qp)
         return -ENOENT;
     if (!wr || wr->opcode > VFW_WR_RDMA_READ ||
-        (wr->flags & ~(VFW_WR_F_SIGNALED | VFW_WR_F_FENCE)))
+        (wr->flags & ~(VFW_WR_F_SIGNALED | VFW_WR_F_FENCE | VFW_WR_F_INLINE)))
         return -EINVAL;
     uint64_t total;
-    if (check_sges(wr->sge, wr->num_sge, qp->attr.max_sge, &total))
+    if (wr->flags & VFW_WR_F_INLINE) {
+        /* the payload travels in the WR copy: no lkey, no SGEs (num_sge is
+         * ignored); an RDMA Read has no local payload to inline */
+        if (wr->opcode == VFW_WR_RDMA_READ || wr->inline_len > VFW_MAX_INLINE)
+            return -EINVAL;
+        total = wr->inline_len;
+    } else if (check_sges(wr->sge, wr->num_sge, qp->attr.max_sge, &total)) {
         return -EINVAL;
+    }
     if (wr->opcode == VFW_WR_RDMA_READ && wr->num_sge != 1)
         return -EINVAL;     /* iWARP: the Read sink is one tagged buffer */
     if (qp->sq_tail - qp->sq_head >= qp->attr.sq_depth)

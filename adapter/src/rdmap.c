@@ -144,8 +144,7 @@ static int place_tagged(struct vfw_engine *e, struct vfw_qp *qp,
         term_tagged_err(e, qp, qp_id, r, u, len);
         return -1;
     }
-    if (e->ops.dma_write(e->ops.opaque, e->func_id, to, p, pl)) {
-        e->st.dma_errors++;
+    if (vfw_mr_dma_write(e, stag, to, p, pl)) {
         vfw_rdmap_terminate(e, qp, qp_id, VFW_TERM_LAYER_RDMAP,
                             RDMAP_ET_LOCAL_CATA, 0, u, DDP_TAGGED_HDR, len);
         return -1;
@@ -232,11 +231,9 @@ static int place_untagged(struct vfw_engine *e, struct vfw_qp *qp,
             e->st.prot_errors++;
             return -EACCES;
         }
-        if (e->ops.dma_write(e->ops.opaque, e->func_id, s->addr + o, p,
-                             chunk)) {
-            e->st.dma_errors++;
-            return -EIO;
-        }
+        int rc = vfw_mr_dma_write(e, s->stag, s->addr + o, p, chunk);
+        if (rc)
+            return rc;
         p += chunk;
         pl -= chunk;
         mo += chunk;
@@ -559,7 +556,8 @@ static bool pick(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
         }
         /* every local SGE is checked before any byte moves */
         bool ok = true;
-        for (unsigned i = 0; i < wr->num_sge; i++)
+        bool inl = wr->flags & VFW_WR_F_INLINE;   /* no lkey to check */
+        for (unsigned i = 0; !inl && i < wr->num_sge; i++)
             if (wr->sge[i].len &&
                 vfw_mr_check(e, qp->attr.pd_id, wr->sge[i].stag,
                              wr->sge[i].addr, wr->sge[i].len, 0) != MR_OK)

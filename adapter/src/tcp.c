@@ -73,6 +73,8 @@ struct vfw_tcp_conn {
     uint32_t lip, rip;
     uint16_t lport, rport;
     uint8_t rmac[6];
+    uint8_t lmac[6];              /* our MAC when the conn started */
+    uint16_t lmss;                /* our MSS (from the MTU) at start */
     bool arp_wait;
 
     const struct vfw_tcp_cb *cb;
@@ -129,6 +131,8 @@ struct vfw_tcp_stack {
     uint16_t ip_id;
     uint16_t eph_next;
     uint16_t mss_local;
+    bool arp_passive;             /* ARP is the netdev's: never send it */
+    bool addr_moved;              /* set_addr changed MAC or IP once */
     uint8_t *tx;                  /* one frame */
     size_t tx_size;
 };
@@ -286,6 +290,8 @@ static struct vfw_tcp_conn *conn_new(struct vfw_tcp_stack *s, uint32_t rip,
         return NULL;
     }
     c->lip = s->cfg.ip;
+    memcpy(c->lmac, s->cfg.mac, 6);
+    c->lmss = s->mss_local;
     c->rip = rip;
     c->rport = rport;
     c->lport = lport;
@@ -319,10 +325,10 @@ static void emit(struct vfw_tcp_stack *s, size_t len)
 }
 
 static void eth_hdr(struct vfw_tcp_stack *s, const uint8_t *dmac,
-                    uint16_t type)
+                    const uint8_t *smac, uint16_t type)
 {
     memcpy(s->tx, dmac, 6);
-    memcpy(s->tx + 6, s->cfg.mac, 6);
+    memcpy(s->tx + 6, smac, 6);
     vfw_put16(s->tx + 12, type);
 }
 
@@ -330,7 +336,9 @@ static void arp_send(struct vfw_tcp_stack *s, uint16_t op, const uint8_t *dmac,
                      const uint8_t *tha, uint32_t tip)
 {
     static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    eth_hdr(s, dmac ? dmac : bcast, VFW_ETH_P_ARP);
+    if (s->arp_passive)
+        return;         /* ARP belongs to the netdev sharing the function */
+    eth_hdr(s, dmac ? dmac : bcast, s->cfg.mac, VFW_ETH_P_ARP);
     uint8_t *a = s->tx + VFW_ETH_HLEN;
     vfw_put16(a, 1);
     vfw_put16(a + 2, VFW_ETH_P_IP);
@@ -364,7 +372,9 @@ static void send_raw(struct vfw_tcp_stack *s, const uint8_t *dmac,
     size_t iplen = VFW_IP_HLEN + thl + len;
     if (VFW_ETH_HLEN + iplen > s->tx_size)
         return;                           /* cannot happen: len <= mss */
-    eth_hdr(s, dmac, VFW_ETH_P_IP);
+    /* a conn keeps the address it started with (vfw_tcp_set_addr) */
+    uint32_t sip = c ? c->lip : s->cfg.ip;
+    eth_hdr(s, dmac, c ? c->lmac : s->cfg.mac, VFW_ETH_P_IP);
     uint8_t *ip = s->tx + VFW_ETH_HLEN;
     ip[0] = 0x45;
     ip[1] = 0;
@@ -374,7 +384,7 @@ static void send_raw(struct vfw_tcp_stack *s, const uint8_t *dmac,
     ip[8] = 64;
     ip[9] = 6;
     ip[10] = ip[11] = 0;
-    vfw_put32(ip + 12, s->cfg.ip);
+    vfw_put32(ip + 12, sip);
     vfw_put32(ip + 16, dip);
     vfw_csum_store(ip + 10, vfw_csum_partial(ip, VFW_IP_HLEN, 0));
     uint8_t *th = ip + VFW_IP_HLEN;
@@ -396,7 +406,7 @@ static void send_raw(struct vfw_tcp_stack *s, const uint8_t *dmac,
         memcpy(th + thl, c->sbuf + off, first);
         memcpy(th + thl + first, c->sbuf, len - first);
     }
-    uint64_t sum = vfw_csum_pseudo(s->cfg.ip, dip, 6,
+    uint64_t sum = vfw_csum_pseudo(sip, dip, 6,
                                    (uint16_t)(thl + len));
     vfw_csum_store(th + 16, vfw_csum_partial(th, thl + len, sum));
     s->st.segs_out++;
@@ -415,8 +425,8 @@ static uint16_t rcv_window(struct vfw_tcp_conn *c, bool syn)
 {
     uint32_t free_b = c->rbuf_size - c->rd - c->avail;
     uint32_t thresh = c->rbuf_size / 2;
-    if (thresh > c->s->mss_local)
-        thresh = c->s->mss_local;
+    if (thresh > c->lmss)
+        thresh = c->lmss;
     uint32_t win = free_b;
     uint32_t adv_left = VFW_SEQ_GT(c->rcv_adv, c->rcv_nxt) ?
                         c->rcv_adv - c->rcv_nxt : 0;
@@ -461,7 +471,7 @@ static size_t syn_opts(struct vfw_tcp_conn *c, uint8_t *o, bool synack)
     size_t n = 0;
     o[n++] = 2;
     o[n++] = 4;
-    vfw_put16(o + n, c->s->mss_local);
+    vfw_put16(o + n, c->lmss);
     n += 2;
     if (c->s->tun.wscale && (!synack || c->ws_ok)) {
         o[n++] = 1;
@@ -629,7 +639,7 @@ static void compact_rbuf(struct vfw_tcp_conn *c)
         return;
     }
     uint32_t free_b = c->rbuf_size - c->rd - c->avail;
-    if (c->rd >= c->rbuf_size / 4 || free_b < 2u * c->s->mss_local) {
+    if (c->rd >= c->rbuf_size / 4 || free_b < 2u * c->lmss) {
         memmove(c->rbuf, c->rbuf + c->rd, extent);
         c->rd = 0;
     }
@@ -670,8 +680,8 @@ static void deliver(struct vfw_tcp_conn *c)
     if (synchronized(c) && c->state != ST_TIME_WAIT) {
         uint32_t free_b = c->rbuf_size - c->rd - c->avail;
         uint32_t thresh = c->rbuf_size / 2;
-        if (thresh > c->s->mss_local)
-            thresh = c->s->mss_local;
+        if (thresh > c->lmss)
+            thresh = c->lmss;
         if (free_b >= adv_before + thresh && adv_before < c->rbuf_size / 2)
             send_ack(c);
     }
@@ -758,6 +768,18 @@ static void arp_learned(struct vfw_tcp_stack *s, uint32_t ip)
     }
 }
 
+/* Record ip -> mac as valid now and start the SYNs waiting for it. */
+static void neigh_learn(struct vfw_tcp_stack *s, uint32_t ip,
+                        const uint8_t *mac)
+{
+    struct arp_ent *e = arp_slot(s, ip);
+    e->ip = ip;
+    memcpy(e->mac, mac, 6);
+    e->state = 2;
+    e->stamp = now(s);
+    arp_learned(s, ip);
+}
+
 static void arp_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len)
 {
     if (len < VFW_ETH_HLEN + VFW_ARP_LEN) {
@@ -779,7 +801,13 @@ static void arp_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len)
         return;
     struct arp_ent *e = arp_find(s, spa);
     bool learn = false;
-    if (op == 1 && tpa == s->cfg.ip) {
+    if (s->arp_passive) {
+        /* The netdev answers; we only listen: learn whoever talks ARP to
+         * our address, and keep entries we have up to date. */
+        if (tpa == s->cfg.ip && !e)
+            e = arp_slot(s, spa);
+        learn = e != NULL;
+    } else if (op == 1 && tpa == s->cfg.ip) {
         /* Request for us: learn the requester (RFC 826) and reply. */
         if (!e)
             e = arp_slot(s, spa);
@@ -794,7 +822,7 @@ static void arp_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len)
         memcpy(e->mac, sha, 6);
         e->state = 2;
         e->stamp = now(s);
-        if (was_pending || op == 2)
+        if (was_pending || op == 2 || s->arp_passive)
             arp_learned(s, spa);
     }
 }
@@ -860,8 +888,8 @@ static void parse_syn_opts(struct vfw_tcp_conn *c, const struct seg *g)
     }
     if (mss < 64)
         mss = 64;
-    if (mss > c->s->mss_local)
-        mss = c->s->mss_local;
+    if (mss > c->lmss)
+        mss = c->lmss;
     c->mss = mss;
     if (ws && c->s->tun.wscale) {
         c->ws_ok = true;
@@ -1317,7 +1345,7 @@ static void conn_input(struct vfw_tcp_conn *c, struct seg *g)
                 return;
             if (!cb) {
                 send_raw(s, c->rmac, c->rip, c->lport, c->rport, c->snd_nxt,
-                         0, VFW_TH_RST, 0, NULL, 0, NULL, 0);
+                         0, VFW_TH_RST, 0, NULL, 0, c, 0);
                 c->state = ST_CLOSED;
                 try_free(c);
                 return;
@@ -1390,6 +1418,8 @@ static void listen_input(struct vfw_tcp_stack *s, struct listener *l,
     (void)l;
     c->passive = true;
     memcpy(c->rmac, g->smac, 6);
+    if (s->arp_passive)
+        neigh_learn(s, g->sip, g->smac);
     c->irs = g->seq;
     c->rcv_nxt = g->seq + 1;
     c->rcv_adv = c->rcv_nxt;
@@ -1408,7 +1438,7 @@ static void listen_input(struct vfw_tcp_stack *s, struct listener *l,
 }
 
 static void tcp_input(struct vfw_tcp_stack *s, const uint8_t *f,
-                      const uint8_t *ip, size_t iphl, size_t iplen)
+                      const uint8_t *ip, size_t iphl, size_t iplen, bool cur)
 {
     const uint8_t *th = ip + iphl;
     size_t tlen = iplen - iphl;
@@ -1451,6 +1481,13 @@ static void tcp_input(struct vfw_tcp_stack *s, const uint8_t *f,
         return;
     }
     struct vfw_tcp_conn *c = conn_lookup(s, g.sip, g.sport, g.dport);
+    /* a conn answers only at the address it started with; after
+     * vfw_tcp_set_addr moved the stack, frames to an old address reach
+     * only the conns that still use it */
+    if (c && (c->lip != vfw_get32(ip + 16) || memcmp(c->lmac, f, 6)))
+        c = NULL;
+    if (!cur && !c)
+        return;
     if (c && c->state == ST_TIME_WAIT && (g.flags & VFW_TH_SYN) &&
         !(g.flags & (VFW_TH_ACK | VFW_TH_RST)) &&
         VFW_SEQ_GT(g.seq, c->rcv_nxt) && !c->user_owned) {
@@ -1470,7 +1507,8 @@ static void tcp_input(struct vfw_tcp_stack *s, const uint8_t *f,
     send_rst_for(s, &g);
 }
 
-static void ip_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len)
+static void ip_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len,
+                     bool to_us)
 {
     if (len < VFW_ETH_HLEN + VFW_IP_HLEN) {
         s->st.malformed++;
@@ -1488,7 +1526,8 @@ static void ip_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len)
         s->st.bad_csum++;
         return;
     }
-    if (vfw_get32(ip + 16) != s->cfg.ip)
+    bool cur = to_us && vfw_get32(ip + 16) == s->cfg.ip;
+    if (!cur && !s->addr_moved)
         return;
     if (vfw_get16(ip + 6) & 0x3fff) {     /* MF or fragment offset */
         s->st.ip_frags++;
@@ -1496,7 +1535,7 @@ static void ip_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len)
     }
     if (ip[9] != 6)
         return;
-    tcp_input(s, f, ip, ihl, tot);
+    tcp_input(s, f, ip, ihl, tot, cur);
 }
 
 /* ------------------------------------------------------------------ API */
@@ -1603,8 +1642,8 @@ void vfw_tcp_input(struct vfw_tcp_stack *s, const uint8_t *frame, size_t len)
     stack_enter(s);
     if (type == VFW_ETH_P_ARP && (to_us || to_bc))
         arp_input(s, frame, len);
-    else if (type == VFW_ETH_P_IP && to_us)
-        ip_input(s, frame, len);
+    else if (type == VFW_ETH_P_IP && (to_us || s->addr_moved))
+        ip_input(s, frame, len, to_us);
     stack_leave(s);
 }
 
@@ -1627,7 +1666,7 @@ static void conn_timers(struct vfw_tcp_conn *c, uint64_t t)
         if (c->state == ST_FIN_WAIT_2) {
             s->st.timeouts++;
             send_raw(s, c->rmac, c->rip, c->lport, c->rport, c->snd_max, 0,
-                     VFW_TH_RST, 0, NULL, 0, NULL, 0);
+                     VFW_TH_RST, 0, NULL, 0, c, 0);
             conn_fail(c, -ETIMEDOUT);
             return;
         }
@@ -1655,7 +1694,7 @@ static void conn_timers(struct vfw_tcp_conn *c, uint64_t t)
         }
         send_raw(s, c->rmac, c->rip, c->lport, c->rport, c->snd_una - 1,
                  c->rcv_nxt, VFW_TH_ACK, rcv_window(c, false), NULL, 0,
-                 NULL, 0);
+                 c, 0);
         c->rto = c->rto * 2 > s->tun.rto_max_ns ? s->tun.rto_max_ns
                                                 : c->rto * 2;
         c->t_rtx = rtx_deadline(c);
@@ -1672,7 +1711,7 @@ static void conn_timers(struct vfw_tcp_conn *c, uint64_t t)
         }
         if (synchronized(c))
             send_raw(s, c->rmac, c->rip, c->lport, c->rport, c->snd_max, 0,
-                     VFW_TH_RST, 0, NULL, 0, NULL, 0);
+                     VFW_TH_RST, 0, NULL, 0, c, 0);
         conn_fail(c, (c->state == ST_SYN_SENT && c->arp_wait) ?
                   -EHOSTUNREACH : -ETIMEDOUT);
         return;
@@ -1811,6 +1850,14 @@ struct vfw_tcp_conn *vfw_tcp_connect(struct vfw_tcp_stack *s, uint32_t rip,
             goto out;
         }
     }
+    if (s->arp_passive) {
+        /* no ARP of our own: the next hop must be known already */
+        const struct arp_ent *a = arp_find(s, rip);
+        if (!a || a->state != 2) {
+            e = -EHOSTUNREACH;
+            goto out;
+        }
+    }
     c = conn_new(s, rip, rport, lport);
     if (!c) {
         e = -ENOBUFS;
@@ -1830,7 +1877,10 @@ struct vfw_tcp_conn *vfw_tcp_connect(struct vfw_tcp_stack *s, uint32_t rip,
     c->rtt_seq = c->snd_nxt;
     c->rtt_start = now(s);
     struct arp_ent *a = arp_find(s, rip);
-    if (a && a->state == 2 && now(s) - a->stamp < ARP_TTL_NS) {
+    /* passive: entries do not age (we cannot re-resolve; the driver keeps
+     * them current with vfw_tcp_neigh_set) */
+    if (a && a->state == 2 &&
+        (s->arp_passive || now(s) - a->stamp < ARP_TTL_NS)) {
         memcpy(c->rmac, a->mac, 6);
         send_syn(c);
     } else {
@@ -1967,7 +2017,7 @@ void vfw_tcp_close(struct vfw_tcp_conn *c)
     case ST_SYN_RCVD:
         if (c->state == ST_SYN_RCVD)
             send_raw(s, c->rmac, c->rip, c->lport, c->rport, c->snd_nxt, 0,
-                     VFW_TH_RST, 0, NULL, 0, NULL, 0);
+                     VFW_TH_RST, 0, NULL, 0, c, 0);
         c->user_owned = false;
         c->state = ST_CLOSED;
         conn_free(c);
@@ -1991,7 +2041,7 @@ void vfw_tcp_abort(struct vfw_tcp_conn *c)
     stack_enter(s);
     if (synchronized(c) && c->state != ST_TIME_WAIT)
         send_raw(s, c->rmac, c->rip, c->lport, c->rport, c->snd_max, 0,
-                 VFW_TH_RST, 0, NULL, 0, NULL, 0);
+                 VFW_TH_RST, 0, NULL, 0, c, 0);
     c->user_owned = false;
     c->state = ST_CLOSED;
     conn_free(c);
@@ -2025,4 +2075,84 @@ uint32_t vfw_tcp_active_conns(const struct vfw_tcp_stack *s)
             n++;
     }
     return n;
+}
+
+/* ------------------------------------------- sharing with a netdev (2.0) */
+
+void vfw_tcp_set_arp_passive(struct vfw_tcp_stack *s, int on)
+{
+    if (s)
+        s->arp_passive = on != 0;
+}
+
+int vfw_tcp_neigh_set(struct vfw_tcp_stack *s, uint32_t ip,
+                      const uint8_t mac[6])
+{
+    static const uint8_t zero[6];
+    if (!s || !mac || is_bcast_or_mcast_ip(ip) || ip == s->cfg.ip ||
+        (mac[0] & 1) || memcmp(mac, zero, 6) == 0)
+        return -EINVAL;
+    stack_enter(s);
+    neigh_learn(s, ip, mac);      /* may send the SYNs waiting for it */
+    stack_leave(s);
+    return 0;
+}
+
+int vfw_tcp_set_addr(struct vfw_tcp_stack *s, const uint8_t mac[6],
+                     uint32_t ip, uint16_t mtu)
+{
+    if (!s || !mac || mtu < 576 || mtu > 9216 || is_bcast_or_mcast_ip(ip) ||
+        (mac[0] & 1))
+        return -EINVAL;
+    /* the frame buffer only grows: live conns keep their (older) MSS */
+    size_t need = VFW_ETH_HLEN + (size_t)mtu + 64;
+    if (need > s->tx_size) {
+        uint8_t *tx = calloc(1, need);
+        if (!tx)
+            return -ENOMEM;
+        free(s->tx);
+        s->tx = tx;
+        s->tx_size = need;
+    }
+    if (memcmp(s->cfg.mac, mac, 6) || s->cfg.ip != ip)
+        s->addr_moved = s->nconns != 0 || s->addr_moved;
+    memcpy(s->cfg.mac, mac, 6);
+    s->cfg.ip = ip;
+    s->cfg.mtu = mtu;
+    s->mss_local = (uint16_t)(mtu - VFW_IP_HLEN - VFW_TCP_HLEN);
+    return 0;
+}
+
+/*
+ * Steering decision for the device: an untagged IPv4/TCP frame to our MAC
+ * and IP for one of our listeners or connections (TIME_WAIT included), or
+ * to the old address of a conn that started before vfw_tcp_set_addr. Reads
+ * at most the Ethernet, IP and the first 4 TCP header bytes, each only
+ * after checking len; no checksum (the stack checks on input). A first
+ * fragment whose ports match is ours too (the stack drops it) so the guest
+ * never sees a segment of an offloaded connection.
+ */
+int vfw_tcp_wants(const struct vfw_tcp_stack *s, const uint8_t *frame,
+                  size_t len)
+{
+    if (!s || !frame || len < VFW_ETH_HLEN + VFW_IP_HLEN)
+        return 0;
+    if (vfw_get16(frame + 12) != VFW_ETH_P_IP || (frame[0] & 1))
+        return 0;
+    const uint8_t *ip = frame + VFW_ETH_HLEN;
+    size_t ihl = (size_t)(ip[0] & 0xf) * 4;
+    if ((ip[0] >> 4) != 4 || ihl < VFW_IP_HLEN || ip[9] != 6 ||
+        len < VFW_ETH_HLEN + ihl + 4 || (vfw_get16(ip + 6) & 0x1fff))
+        return 0;
+    uint32_t sip = vfw_get32(ip + 12), dip = vfw_get32(ip + 16);
+    const uint8_t *th = ip + ihl;
+    uint16_t sport = vfw_get16(th), dport = vfw_get16(th + 2);
+    bool cur = dip == s->cfg.ip && memcmp(frame, s->cfg.mac, 6) == 0;
+    if (!cur && !s->addr_moved)
+        return 0;
+    struct vfw_tcp_stack *ms = (struct vfw_tcp_stack *)s; /* lookup only */
+    const struct vfw_tcp_conn *c = conn_lookup(ms, sip, sport, dport);
+    if (c && c->lip == dip && memcmp(c->lmac, frame, 6) == 0)
+        return 1;
+    return cur && find_listener(ms, dport) != NULL;
 }

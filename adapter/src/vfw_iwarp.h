@@ -86,6 +86,12 @@ struct vfw_mr {
     uint32_t pd;
     uint64_t iova, len;
     uint32_t access;
+    /* page-list MR (vfw_mr_reg_pages): tagged offset iova + k maps to
+     * pages[(fbo + k) >> page_shift] + ((fbo + k) & mask), fbo = iova's
+     * offset in its page. pages == NULL: linear, DMA address == TO. */
+    uint64_t *pages;
+    uint32_t npages;
+    uint8_t page_shift;
 };
 
 struct vfw_cq {
@@ -206,6 +212,7 @@ struct vfw_engine {
     struct vfw_engine_ops ops;
     uint16_t func_id;
     uint32_t max_pd, max_mr, max_cq, max_qp, max_cep;
+    uint32_t max_mr_pages, mr_pages;   /* page-list entries: bound, in use */
     struct vfw_pd *pd;      /* index 0 unused */
     struct vfw_mr *mr;
     struct vfw_cq *cq;
@@ -228,6 +235,18 @@ enum vfw_mr_err { MR_OK = 0, MR_INV_STAG, MR_PD, MR_BOUNDS, MR_ACCESS,
 enum vfw_mr_err vfw_mr_check(struct vfw_engine *e, uint32_t pd, uint32_t stag,
                              uint64_t to, uint64_t len, uint32_t need);
 bool vfw_pd_valid(const struct vfw_engine *e, uint32_t pd);
+/* The one place a tagged offset becomes DMA: copy len bytes at tagged
+ * offset `to` of the MR named by stag, as the engine's function. Call
+ * vfw_mr_check() first for the PD/rights verdict; this re-checks that the
+ * STag is live and [to, to+len) lies inside it (defence in depth), then
+ * splits the access at page boundaries for page-list MRs.
+ * 0, -EACCES (check failed: nothing moved) or -EIO (a DMA failed; a write
+ * may have placed a prefix). Counts dma_errors itself. */
+int vfw_mr_dma_read(struct vfw_engine *e, uint32_t stag, uint64_t to,
+                    void *buf, uint64_t len);
+int vfw_mr_dma_write(struct vfw_engine *e, uint32_t stag, uint64_t to,
+                     const void *buf, uint64_t len);
+void vfw_mr_free_all(struct vfw_engine *e);
 
 /* cq.c */
 void vfw_cq_push(struct vfw_engine *e, uint32_t cq_id, const struct vfw_cqe *c);

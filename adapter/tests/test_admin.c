@@ -430,6 +430,114 @@ static int t_random(void)
     return 0;
 }
 
+/* SET_VF_RDMA_QUOTA / GET_VF_RDMA: validated here, judged by the RNIC */
+static struct vfw_aq_rdma_quota q_store[8], q_used[8];
+static unsigned q_sets, q_gets;
+
+static int q_set(void *o, unsigned vf, const struct vfw_aq_rdma_quota *q)
+{
+    (void)o;
+    q_sets++;
+    if (vf >= 8 || q->qp > 1024) {
+        return VFW_AQ_S_RANGE;
+    }
+    q_store[vf] = *q;
+    return VFW_AQ_S_OK;
+}
+
+static int q_get(void *o, unsigned vf, struct vfw_aq_rdma_quota *q,
+                 struct vfw_aq_rdma_quota *used)
+{
+    (void)o;
+    q_gets++;
+    if (vf >= 8) {
+        return VFW_AQ_S_BAD_VF;
+    }
+    *q = q_store[vf];
+    *used = q_used[vf];
+    return VFW_AQ_S_OK;
+}
+
+static int t_rdma_quota(void)
+{
+    struct vfw_aq_vf_rdma r;
+    struct vfw_aq_desc d;
+
+    /* without an RNIC: UNSUPPORTED (after the VF check) */
+    CHECK(setup(4, 16) == 0);
+    memset(&r, 0, sizeof(r));
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RDMA_QUOTA, 0, &r, sizeof(r)) ==
+          VFW_AQ_S_UNSUPPORTED);
+    CHECK(cmd(VFW_AQ_OP_GET_VF_RDMA, 0, NULL, 0) == VFW_AQ_S_UNSUPPORTED);
+    CHECK(cmd(VFW_AQ_OP_GET_VF_RDMA, 4, NULL, 0) == VFW_AQ_S_BAD_VF);
+
+    struct vfw_admin_ops ops = OPS;
+    ops.rdma_quota_set = q_set;
+    ops.rdma_quota_get = q_get;
+    CHECK(vfw_admin_init(&A, &ops, 128) == 0);
+    vfw_admin_set_num_vfs(&A, 4);
+    wr(VFW_REG_AQ_BASE_LO, (uint32_t)MEM_BASE);
+    wr(VFW_REG_AQ_BASE_HI, 0);
+    wr(VFW_REG_AQ_LEN, 16);
+    wr(VFW_REG_AQ_CTRL, VFW_AQ_CTRL_ENABLE);
+    memset(q_store, 0, sizeof(q_store));
+    memset(q_used, 0, sizeof(q_used));
+    q_sets = q_gets = 0;
+
+    /* a set reaches the RNIC with every field in place (little endian) */
+    r.q = (struct vfw_aq_rdma_quota){ .qp = 10, .cq = 20, .mr = 30,
+        .pd = 40, .mr_pages = 0x12345, .conn = 60 };
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RDMA_QUOTA, 2, &r, sizeof(r)) == VFW_AQ_S_OK);
+    CHECK(q_sets == 1);
+    CHECK(q_store[2].qp == 10 && q_store[2].cq == 20 && q_store[2].mr == 30 &&
+          q_store[2].pd == 40 && q_store[2].mr_pages == 0x12345 &&
+          q_store[2].conn == 60);
+    /* the RNIC's verdict is the command's status */
+    r.q.qp = 5000;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RDMA_QUOTA, 2, &r, sizeof(r)) ==
+          VFW_AQ_S_RANGE);
+    CHECK(q_store[2].qp == 10);
+    /* `used` must be zero on SET; never reaches the RNIC */
+    r.q.qp = 11;
+    r.used.conn = 1;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RDMA_QUOTA, 2, &r, sizeof(r)) ==
+          VFW_AQ_S_INVAL);
+    r.used.conn = 0;
+    r.used.qp = 0x01000000;
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RDMA_QUOTA, 2, &r, sizeof(r)) ==
+          VFW_AQ_S_INVAL);
+    CHECK(q_sets == 2);
+    /* VF index >= NumVFs */
+    memset(&r, 0, sizeof(r));
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RDMA_QUOTA, 4, &r, sizeof(r)) ==
+          VFW_AQ_S_BAD_VF);
+    CHECK(cmd(VFW_AQ_OP_SET_VF_RDMA_QUOTA, 0xffff, &r, sizeof(r)) ==
+          VFW_AQ_S_BAD_VF);
+    CHECK(q_sets == 2);
+    /* get: quota and objects in use, the rest of the descriptor zeroed */
+    q_used[2] = (struct vfw_aq_rdma_quota){ .qp = 1, .cq = 2, .mr = 3,
+        .pd = 4, .mr_pages = 5, .conn = 6 };
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_AQ_OP_GET_VF_RDMA;
+    d.vf = 2;
+    memset(d.u.raw, 0xa5, sizeof(d.u.raw));
+    CHECK(submit(&d) == VFW_AQ_S_OK);
+    CHECK(q_gets == 1);
+    CHECK(d.u.rdma.q.qp == 10 && d.u.rdma.q.cq == 20 &&
+          d.u.rdma.q.mr_pages == 0x12345 && d.u.rdma.q.conn == 60);
+    CHECK(d.u.rdma.used.qp == 1 && d.u.rdma.used.pd == 4 &&
+          d.u.rdma.used.conn == 6);
+    CHECK(d.flags == VFW_AQ_F_DONE);
+    CHECK(cmd(VFW_AQ_OP_GET_VF_RDMA, 3, NULL, 0) == VFW_AQ_S_OK);
+    CHECK(cmd(VFW_AQ_OP_GET_VF_RDMA, 9, NULL, 0) == VFW_AQ_S_BAD_VF);
+    CHECK(q_gets == 2);
+    /* disabling VFs takes the commands away */
+    vfw_admin_set_num_vfs(&A, 2);
+    CHECK(cmd(VFW_AQ_OP_GET_VF_RDMA, 2, NULL, 0) == VFW_AQ_S_BAD_VF);
+    CHECK(q_gets == 2);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct unit_test tests[] = {
@@ -443,6 +551,7 @@ int main(int argc, char **argv)
         {"filters", t_filters},
         {"dma_fault_and_reset", t_dma_fault_and_reset},
         {"random", t_random},
+        {"rdma_quota", t_rdma_quota},
     };
 
     return run_tests("admin", tests, sizeof(tests) / sizeof(tests[0]), argc,

@@ -652,6 +652,159 @@ static void test_chaos(void)
     vfw_dp_destroy(dp);
 }
 
+/* ---- 2.0: RDMA engine frames (vfw_dp_fn_inject, ops->rx_steer) ---------- */
+
+static struct vfw_dp *steer_dp;
+static unsigned steer_calls, steer_fn[16];
+static size_t steer_len[16];
+static bool steer_pingpong;
+
+/* The engine's flow table, simplified: ethertype 0x88b6 is "offloaded". */
+static bool t_steer(void *ctx, unsigned fn, const uint8_t *f, size_t len)
+{
+    (void)ctx;
+    if (steer_calls < 16) {
+        steer_fn[steer_calls] = fn;
+        steer_len[steer_calls] = len;
+    }
+    steer_calls++;
+    if (f[12] != 0x88 || f[13] != 0xb6) {
+        return false;
+    }
+    if (steer_pingpong) {           /* answer at once, back to the sender */
+        uint8_t r[64];
+
+        memcpy(r, f + 6, 6);
+        memcpy(r + 6, f, 6);
+        memcpy(r + 12, f + 12, 52);
+        vfw_dp_fn_inject(steer_dp, fn, r, sizeof(r));
+    }
+    return true;
+}
+
+static void test_inject_steer(void)
+{
+    struct vfw_dp_ops o = ops;
+    struct vfw_dp *dp;
+    struct vfw_dp_vf_cfg c;
+    uint8_t a[6], b[6], f[1514];
+
+    o.rx_steer = t_steer;
+    dp = vfw_dp_create(&o, NULL, pf_mac, 4);
+    CHECK(dp != NULL);
+    if (!dp) {
+        return;
+    }
+    steer_dp = dp;
+    memset(mem, 0, sizeof(mem));
+    memset(tx_tail, 0, sizeof(tx_tail));
+    memset(timer_at, 0, sizeof(timer_at));
+    uplink_frames = 0;
+    steer_calls = 0;
+    steer_pingpong = false;
+    clock_ns = 1000;
+    vfw_dp_set_uplink(dp, true);
+    for (unsigned fn = 0; fn < 5; fn++) {
+        rings_up(dp, fn);
+    }
+    vmac(dp, 0, a);
+    vmac(dp, 1, b);
+
+    /* VF0's engine -> VF1 (hairpin): VF1's engine takes it, the RX ring
+     * stays untouched, both sides count it */
+    frame_make(f, b, a, 1000, 0x11);
+    f[13] = 0xb6;
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), f, 1000);
+    CHECK(steer_calls == 1 && steer_fn[0] == VFW_DP_FN_VF(1) &&
+          steer_len[0] == 1000);
+    CHECK(rd(dp, 2, VFW_REG_RXQ0 + VFW_RING_HEAD) == 0);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_PKTS) == 1);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_BYTES) == 1000);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 1);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_BYTES) == 1000);
+    CHECK(irqs[2][1] == 0);
+    /* not the engine's: offered, declined, written to VF1's RX ring */
+    f[13] = 0xb5;
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), f, 1000);
+    CHECK(steer_calls == 2);
+    CHECK(rd(dp, 2, VFW_REG_RXQ0 + VFW_RING_HEAD) == 1);
+    CHECK(!memcmp(at(B(2) + 0x8000), f, 1000));
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 2);
+    /* a TX-ring frame is offered to the receiver's engine as well */
+    f[13] = 0xb6;
+    tx_post(dp, 1, f, 200, 0, 0, true);
+    CHECK(steer_calls == 3 && steer_fn[2] == VFW_DP_FN_VF(1));
+    CHECK(rd(dp, 2, VFW_REG_RXQ0 + VFW_RING_HEAD) == 1);
+    /* from the uplink to the PF's engine */
+    frame_make(f, pf_mac, (const uint8_t[6]){ 2, 0, 0, 9, 9, 9 }, 100, 3);
+    f[13] = 0xb6;
+    vfw_dp_uplink_rx(dp, f, 100);
+    CHECK(steer_calls == 4 && steer_fn[3] == VFW_DP_FN_PF);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == 1);
+    CHECK(rd(dp, 0, VFW_REG_RXQ0 + VFW_RING_HEAD) == 0);
+    /* the switch's checks apply: a spoofed source is dropped and counted */
+    frame_make(f, b, (const uint8_t[6]){ 2, 0xaa, 0, 0, 0, 1 }, 100, 4);
+    f[13] = 0xb6;
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), f, 100);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_SPOOF) == 1);
+    CHECK(steer_calls == 4);
+    /* ... and the port VLAN: VF0 in VLAN 10 no longer reaches VF1 */
+    vfw_dp_get_vf(dp, 0, &c);
+    c.vlan = 10;
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    frame_make(f, b, a, 100, 5);
+    f[13] = 0xb6;
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), f, 100);
+    CHECK(steer_calls == 4);
+    CHECK(uplink_frames == 1 && uplink_last[15] == 10);  /* tagged out */
+    c.vlan = 0;
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    /* bad lengths and functions */
+    uint64_t other = vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_OTHER);
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), f, 13);
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), f, VFW_FRAME_MAX + 1);
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), NULL, 100);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_OTHER) == other + 3);
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(4), f, 100);      /* no such VF */
+    vfw_dp_fn_inject(dp, 9999, f, 100);
+    vfw_dp_fn_inject(NULL, 1, f, 100);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_PKTS) == 5);  /* drops count too */
+    /* synchronous ping-pong through two engines: bounded nesting */
+    steer_calls = 0;
+    steer_pingpong = true;
+    frame_make(f, b, a, 64, 6);
+    f[13] = 0xb6;
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), f, 64);
+    CHECK(steer_calls == 4);
+    CHECK(steer_fn[0] == 2 && steer_fn[1] == 1 && steer_fn[2] == 2 &&
+          steer_fn[3] == 1);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_TX_DROP_OTHER) +
+          vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_OTHER) == other + 4);
+    steer_pingpong = false;
+    /* max_mbps polices injected frames (no ring to hold them back) */
+    vfw_dp_get_vf(dp, 0, &c);
+    c.max_mbps = 8;                      /* 1 MB/s: burst ~18 KB */
+    CHECK(vfw_dp_set_vf(dp, 0, &c) == 0);
+    f[13] = 0xb5;
+    frame_make(f, (const uint8_t[6]){ 2, 0, 0, 9, 9, 9 }, a, 1000, 7);
+    unsigned up0 = uplink_frames;
+    vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), f, 1000);  /* starts the clock */
+    clock_ns += 10000000;                /* 10 ms: ~10 KB of tokens */
+    up0 = uplink_frames;
+    uint64_t meter0 = vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_METER);
+    for (int i = 0; i < 100; i++) {
+        vfw_dp_fn_inject(dp, VFW_DP_FN_VF(0), f, 1000);
+    }
+    CHECK(uplink_frames - up0 < 40 && uplink_frames - up0 > 5);
+    if (uplink_frames - up0 >= 40 || uplink_frames - up0 <= 5) {
+        fprintf(stderr, "policed: %u of 100 passed\n", uplink_frames - up0);
+    }
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_METER) - meter0 ==
+          100 - (uplink_frames - up0));
+    CHECK(timer_at[1] == 0);
+    vfw_dp_destroy(dp);
+}
+
 int main(void)
 {
     test_regs();
@@ -661,6 +814,7 @@ int main(void)
     test_rx_filters();
     test_shaping();
     test_chaos();
+    test_inject_steer();
     printf("dataplane: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

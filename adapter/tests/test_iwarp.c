@@ -6,7 +6,9 @@
  * violations (each with its RFC error and untouched memory), flush, close.
  */
 #include "iwarp_harness.h"
+#include "simwire.h"
 #include "vfw_iwarp.h"   /* white-box: index wrap test */
+#include "vfw_iwarp_tcp.h"
 
 #define MEMSZ (12u << 20)
 #define SRC   (MEM_BASE)
@@ -894,6 +896,429 @@ static void test_api_validation(void)
     host_fini(&h);
 }
 
+/* ---- issue 14 extensions ----------------------------------------------- */
+
+/* Page-list MR on B: tagged offsets [PG_IOVA, PG_IOVA + PG_LEN) map to four
+ * 4 KiB pages of B's memory in scrambled order. PG_IOVA is far outside the
+ * harness memory, so an access that used the TO as a DMA address faults. */
+#define PG_IOVA 0x7f0000001800ull
+#define PG_LEN  (3u * 4096 + 0x100)
+#define PG_PHYS (MEM_BASE + (8u << 20))
+static const unsigned pg_order[4] = { 3, 0, 2, 1 };
+
+static uint64_t pg_phys(uint64_t to)
+{
+    uint64_t k = 0x800 + (to - PG_IOVA);
+    return PG_PHYS + (uint64_t)pg_order[k >> 12] * 4096 + (k & 0xfff);
+}
+
+/* compare `n` bytes at tagged offset `to` of B's page MR with `want` */
+static int pg_cmp(struct host *b, uint64_t to, const uint8_t *want, size_t n)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (b->mem[pg_phys(to + i) - MEM_BASE] != want[i])
+            bad++;
+    return bad;
+}
+
+static void test_mr_pages_validation(void)
+{
+    uint64_t clock = 0;
+    struct host h;
+    host_init(&h, &clock, 1 << 20, 1);
+    /* an engine bounded to 8 page-list entries */
+    struct vfw_engine_ops ops = { .opaque = &h, .dma_read = h_dma_read,
+        .dma_write = h_dma_write, .now_ns = h_now };
+    struct vfw_engine_config cfg = { .func_id = 1, .max_mr_pages = 8 };
+    vfw_engine_free(h.e);
+    h.e = vfw_engine_new(&ops, &cfg);
+    uint32_t pd, st, st2;
+    CHECK_EQ(vfw_pd_alloc(h.e, &pd), 0);
+    uint64_t pg[6] = { 0x10000, 0x20000, 0x5000, 0x3000, 0x9000, 0xa000 };
+    const uint32_t A = VFW_ACC_LOCAL_WRITE;
+    /* page size out of 12..30 */
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x1000, 4096, A, 11, pg, 1, &st),
+             -EINVAL);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x1000, 4096, A, 31, pg, 1, &st),
+             -EINVAL);
+    /* npages 0, above the per-MR bound (rejected before pages[] is read) */
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x1000, 4096, A, 12, pg, 0, &st),
+             -EINVAL);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0, 4096, A, 12, pg,
+                              VFW_MAX_MR_PGL + 1, &st), -EINVAL);
+    /* npages must be exactly what the range touches: 0x800 + 8192 bytes
+     * from offset 0x800 touch 3 pages */
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x800, 8192, A, 12, pg, 2, &st),
+             -EINVAL);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x800, 8192, A, 12, pg, 4, &st),
+             -EINVAL);
+    /* a page not aligned to the page size */
+    uint64_t bad[3] = { 0x10000, 0x20800, 0x5000 };
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x800, 8192, A, 12, bad, 3, &st),
+             -EINVAL);
+    bad[1] = 0x21000;   /* 4 KiB aligned but not 64 KiB */
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x800, 8192, A, 16, bad + 1, 1, &st),
+             -EINVAL);
+    /* zero length, wrapping range, bad PD, bad rights */
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x800, 0, A, 12, pg, 1, &st), -EINVAL);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, UINT64_MAX - 10, 4096, A, 12, pg, 2,
+                              &st), -EINVAL);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, 9, 0x800, 8192, A, 12, pg, 3, &st),
+             -ENOENT);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x800, 8192, VFW_ACC_REMOTE_WRITE, 12,
+                              pg, 3, &st), -EINVAL);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x800, 8192, A, 12, NULL, 3, &st),
+             -EINVAL);
+    /* the engine-wide bound: 5 + 4 > 8; dereg gives the pages back */
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x800, 4 * 4096, A, 12, pg, 5, &st), 0);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0, 4 * 4096, A, 12, pg, 4, &st2),
+             -ENOSPC);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0, 3 * 4096, A, 12, pg, 3, &st2), 0);
+    CHECK_EQ(vfw_pd_free(h.e, pd), -EBUSY);
+    CHECK_EQ(vfw_mr_dereg(h.e, st), 0);
+    CHECK_EQ(vfw_mr_dereg(h.e, st), -ENOENT);
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0, 4 * 4096, A, 12, pg, 4, &st), 0);
+    /* a 1 GiB page list entry and a region that fits in one page */
+    CHECK_EQ(vfw_mr_dereg(h.e, st), 0);
+    uint64_t huge = 1ull << 30;
+    CHECK_EQ(vfw_mr_reg_pages(h.e, pd, 0x12345, 100, A, 30, &huge, 1, &st), 0);
+    CHECK(vfw_mr_is_valid(h.e, st));
+    /* st2 and st stay registered: vfw_engine_free releases their copies
+     * (ASan's leak check would see them otherwise) */
+    host_fini(&h);
+}
+
+static void test_mr_pages_data(void)
+{
+    struct pair x;
+    pair_create(&x, 140);
+    pair_connect(&x, 2, 1, 7, 7);
+    uint64_t pages[4];
+    for (int k = 0; k < 4; k++)
+        pages[k] = PG_PHYS + (uint64_t)pg_order[k] * 4096;
+    uint32_t pmr;
+    CHECK_EQ(vfw_mr_reg_pages(x.b.e, x.pd_b, PG_IOVA, PG_LEN, ALL, 12, pages,
+                              4, &pmr), 0);
+    uint64_t faults0 = x.b.dma_faults;
+    struct vfw_cqe c;
+
+    /* 1. RDMA Write from A lands in B's scattered pages (place_tagged) */
+    uint32_t wlen = PG_LEN - 0x10;
+    fill(x.a.mem, wlen, 141);
+    struct vfw_send_wr s = { .wr_id = 1, .opcode = VFW_WR_RDMA_WRITE,
+        .flags = VFW_WR_F_SIGNALED, .num_sge = 1,
+        .sge = { { x.mr_a, wlen, SRC } }, .remote_stag = pmr,
+        .remote_addr = PG_IOVA + 0x10 };
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    pipe_pump(&x.p);
+    CHECK_EQ(poll1(&x.a, x.cq_a, &c), 1);
+    CHECK_EQ(c.status, VFW_WC_SUCCESS);
+    CHECK_EQ(pg_cmp(&x.b, PG_IOVA + 0x10, x.a.mem, wlen), 0);
+
+    /* 2. RDMA Read by A from B's page MR (Read Response source) */
+    s = (struct vfw_send_wr){ .wr_id = 2, .opcode = VFW_WR_RDMA_READ,
+        .flags = VFW_WR_F_SIGNALED, .num_sge = 1,
+        .sge = { { x.mr_a, 9000, DST } }, .remote_stag = pmr,
+        .remote_addr = PG_IOVA + 0x15 };
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    pipe_pump(&x.p);
+    CHECK_EQ(poll1(&x.a, x.cq_a, &c), 1);
+    CHECK_EQ(c.status, VFW_WC_SUCCESS);
+    CHECK_EQ(pg_cmp(&x.b, PG_IOVA + 0x15, x.a.mem + (DST - MEM_BASE), 9000),
+             0);
+
+    /* 3. Send from A into a receive buffer in the page MR */
+    fill(x.a.mem, 5000, 142);
+    struct vfw_recv_wr r = { .wr_id = 3, .num_sge = 1,
+        .sge = { { pmr, 5000, PG_IOVA + 0x20 } } };
+    CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+    s = (struct vfw_send_wr){ .wr_id = 4, .opcode = VFW_WR_SEND,
+        .num_sge = 1, .sge = { { x.mr_a, 5000, SRC } } };
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    pipe_pump(&x.p);
+    CHECK_EQ(poll1(&x.b, x.cq_b, &c), 1);
+    CHECK_EQ(c.status, VFW_WC_SUCCESS);
+    CHECK_EQ(c.byte_len, 5000);
+    CHECK_EQ(pg_cmp(&x.b, PG_IOVA + 0x20, x.a.mem, 5000), 0);
+
+    /* 4. Send by B gathered from the page MR (two SGEs across pages) */
+    r = (struct vfw_recv_wr){ .wr_id = 5, .num_sge = 1,
+        .sge = { { x.mr_a, 8000, DST } } };
+    CHECK_EQ(vfw_post_recv(x.a.e, x.qp_a, &r), 0);
+    s = (struct vfw_send_wr){ .wr_id = 6, .opcode = VFW_WR_SEND,
+        .flags = VFW_WR_F_SIGNALED, .num_sge = 2,
+        .sge = { { pmr, 4000, PG_IOVA + 1 }, { pmr, 4000, PG_IOVA + 6000 } } };
+    CHECK_EQ(vfw_post_send(x.b.e, x.qp_b, &s), 0);
+    pipe_pump(&x.p);
+    CHECK_EQ(poll1(&x.a, x.cq_a, &c), 1);
+    CHECK_EQ(c.status, VFW_WC_SUCCESS);
+    CHECK_EQ(c.byte_len, 8000);
+    CHECK_EQ(pg_cmp(&x.b, PG_IOVA + 1, x.a.mem + (DST - MEM_BASE), 4000), 0);
+    CHECK_EQ(pg_cmp(&x.b, PG_IOVA + 6000, x.a.mem + (DST - MEM_BASE) + 4000,
+                    4000), 0);
+    CHECK_EQ(x.b.dma_faults, faults0);   /* no TO went out as an address */
+
+    /* 5. one byte past the MR: Terminate, nothing placed */
+    s = (struct vfw_send_wr){ .wr_id = 7, .opcode = VFW_WR_RDMA_WRITE,
+        .num_sge = 1, .sge = { { x.mr_a, 2, SRC } }, .remote_stag = pmr,
+        .remote_addr = PG_IOVA + PG_LEN - 1 };
+    uint8_t last = x.b.mem[pg_phys(PG_IOVA + PG_LEN - 1) - MEM_BASE];
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    pipe_pump(&x.p);
+    struct vfw_qp_info ib;
+    vfw_qp_query(x.b.e, x.qp_b, &ib);
+    CHECK(ib.term_sent.valid);
+    CHECK_EQ(ib.term_sent.ecode, DDP_EC_T_BOUNDS);
+    CHECK_EQ(x.b.mem[pg_phys(PG_IOVA + PG_LEN - 1) - MEM_BASE], last);
+    CHECK_EQ(vfw_mr_dereg(x.b.e, pmr), 0);
+    pair_destroy(&x);
+}
+
+/* ops->cqe: every CQE goes to the hook, none to the engine's ring, and
+ * arming is not the engine's business any more */
+static struct { uint32_t cq; struct vfw_cqe c; int n; } hook_got[8];
+static int hook_n;
+static void cqe_hook(void *o, uint32_t cq, const struct vfw_cqe *c)
+{
+    (void)o;
+    if (hook_n < 8) {
+        hook_got[hook_n].cq = cq;
+        hook_got[hook_n].c = *c;
+    }
+    hook_n++;
+}
+
+static void test_cqe_hook(void)
+{
+    struct pair x;
+    pair_create(&x, 150);
+    /* B's engine again, with the hook */
+    vfw_engine_free(x.b.e);
+    struct vfw_engine_ops ops = { .opaque = &x.b, .dma_read = h_dma_read,
+        .dma_write = h_dma_write, .cq_notify = h_notify, .cm_event = h_cm,
+        .now_ns = h_now, .cqe = cqe_hook };
+    struct vfw_engine_config cfg = { .func_id = 2 };
+    x.b.e = vfw_engine_new(&ops, &cfg);
+    CHECK_EQ(vfw_pd_alloc(x.b.e, &x.pd_b), 0);
+    uint32_t cq_s, cq_r;
+    CHECK_EQ(vfw_cq_create(x.b.e, 4, &cq_s), 0);
+    CHECK_EQ(vfw_cq_create(x.b.e, 4, &cq_r), 0);
+    struct vfw_qp_attr a = { .pd_id = x.pd_b, .send_cq = cq_s,
+        .recv_cq = cq_r, .sq_depth = 8, .rq_depth = 8, .ord = 4, .ird = 4,
+        .max_sge = 2 };
+    CHECK_EQ(vfw_qp_create(x.b.e, &a, &x.qp_b), 0);
+    CHECK_EQ(vfw_mr_reg(x.b.e, x.pd_b, MEM_BASE, MEMSZ, ALL, &x.mr_b), 0);
+    /* a fresh pipe: freeing the old engine aborted the old one */
+    pipe_fini(&x.p);
+    pipe_init(&x.p, &x.a, &x.b, 1460, 256 * 1024, 4000, 151);
+    pair_connect(&x, 2, 1, 7, 7);
+    CHECK_EQ(qp_state(&x.b, x.qp_b), VFW_QPS_RTS);
+    CHECK_EQ(vfw_cq_arm(x.b.e, cq_r, 0), 0);
+    hook_n = 0;
+    uint64_t n0 = x.b.notifies;
+    /* more receives than the depth-4 CQ holds: the device's ring, not the
+     * engine's, decides overrun */
+    for (int i = 0; i < 6; i++) {
+        struct vfw_recv_wr r = { .wr_id = 100 + (uint64_t)i, .num_sge = 1,
+            .sge = { { x.mr_b, 64, DST } } };
+        CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+        struct vfw_send_wr s = { .wr_id = 1, .opcode = VFW_WR_SEND,
+            .num_sge = 1, .sge = { { x.mr_a, 16, SRC } } };
+        CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    }
+    struct vfw_send_wr s = { .wr_id = 77, .opcode = VFW_WR_RDMA_WRITE,
+        .flags = VFW_WR_F_SIGNALED, .num_sge = 1,
+        .sge = { { x.mr_b, 16, SRC } }, .remote_stag = x.mr_a,
+        .remote_addr = DST };
+    CHECK_EQ(vfw_post_send(x.b.e, x.qp_b, &s), 0);
+    pipe_pump(&x.p);
+    CHECK_EQ(hook_n, 7);
+    int recvs = 0, sends = 0;
+    for (int i = 0; i < 7 && i < 8; i++) {
+        if (hook_got[i].cq == cq_r && hook_got[i].c.opcode == VFW_WC_RECV &&
+            hook_got[i].c.wr_id == 100 + (uint64_t)recvs &&
+            hook_got[i].c.status == VFW_WC_SUCCESS &&
+            hook_got[i].c.byte_len == 16 && hook_got[i].c.qp_id == x.qp_b)
+            recvs++;
+        if (hook_got[i].cq == cq_s && hook_got[i].c.wr_id == 77 &&
+            hook_got[i].c.opcode == VFW_WC_RDMA_WRITE)
+            sends++;
+    }
+    CHECK_EQ(recvs, 6);
+    CHECK_EQ(sends, 1);
+    struct vfw_cqe c[8];
+    CHECK_EQ(vfw_cq_poll(x.b.e, cq_r, c, 8), 0);
+    CHECK_EQ(vfw_cq_poll(x.b.e, cq_s, c, 8), 0);
+    CHECK_EQ(x.b.notifies, n0);
+    pair_destroy(&x);
+}
+
+/* Inline Send and Write: payload from the WR copy, no lkey */
+static void test_inline(void)
+{
+    struct pair x;
+    pair_create(&x, 160);
+    pair_connect(&x, 2, 1, 7, 7);
+    struct vfw_send_wr s = { .wr_id = 1, .opcode = VFW_WR_SEND,
+        .flags = VFW_WR_F_SIGNALED | VFW_WR_F_INLINE,
+        .num_sge = 200,                       /* ignored */
+        .sge = { { 0xdead00u, 1u << 30, 0 } }, /* no lkey check */
+        .inline_len = VFW_MAX_INLINE };
+    for (unsigned i = 0; i < VFW_MAX_INLINE; i++)
+        s.inline_data[i] = (uint8_t)(0x30 + i);
+    uint8_t want[VFW_MAX_INLINE];
+    memcpy(want, s.inline_data, sizeof(want));
+    /* malformed */
+    struct vfw_send_wr b = s;
+    b.inline_len = VFW_MAX_INLINE + 1;
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &b), -EINVAL);
+    b.inline_len = 4;
+    b.opcode = VFW_WR_RDMA_READ;
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &b), -EINVAL);
+
+    struct vfw_recv_wr r = { .wr_id = 2, .num_sge = 1,
+        .sge = { { x.mr_b, 256, DST } } };
+    CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    memset(s.inline_data, 0xee, sizeof(s.inline_data)); /* copied at post */
+    pipe_pump(&x.p);
+    struct vfw_cqe c;
+    CHECK_EQ(poll1(&x.a, x.cq_a, &c), 1);
+    CHECK_EQ(c.status, VFW_WC_SUCCESS);
+    CHECK_EQ(c.byte_len, VFW_MAX_INLINE);
+    CHECK_EQ(poll1(&x.b, x.cq_b, &c), 1);
+    CHECK_EQ(c.status, VFW_WC_SUCCESS);
+    CHECK_EQ(c.byte_len, VFW_MAX_INLINE);
+    CHECK(memcmp(x.b.mem + (DST - MEM_BASE), want, VFW_MAX_INLINE) == 0);
+
+    /* inline RDMA Write (and a zero-length inline Send-with-SE) */
+    s = (struct vfw_send_wr){ .wr_id = 3, .opcode = VFW_WR_RDMA_WRITE,
+        .flags = VFW_WR_F_SIGNALED | VFW_WR_F_INLINE, .inline_len = 5,
+        .remote_stag = x.mr_b, .remote_addr = DST + 1000 };
+    memcpy(s.inline_data, "abcde", 5);
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+    s = (struct vfw_send_wr){ .wr_id = 4, .opcode = VFW_WR_SEND_SE,
+        .flags = VFW_WR_F_SIGNALED | VFW_WR_F_INLINE, .inline_len = 0 };
+    CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+    pipe_pump(&x.p);
+    struct vfw_cqe cc[2];
+    CHECK_EQ(vfw_cq_poll(x.a.e, x.cq_a, cc, 2), 2);
+    CHECK_EQ(cc[0].wr_id, 3);
+    CHECK_EQ(cc[0].status, VFW_WC_SUCCESS);
+    CHECK_EQ(cc[0].byte_len, 5);
+    CHECK_EQ(cc[1].wr_id, 4);
+    CHECK_EQ(cc[1].status, VFW_WC_SUCCESS);
+    CHECK(memcmp(x.b.mem + (DST - MEM_BASE) + 1000, "abcde", 5) == 0);
+    CHECK_EQ(poll1(&x.b, x.cq_b, &c), 1);
+    CHECK_EQ(c.byte_len, 0);
+    CHECK(c.flags & VFW_WC_F_SOLICITED);
+    CHECK_EQ(qp_state(&x.a, x.qp_a), VFW_QPS_RTS);
+    pair_destroy(&x);
+}
+
+/* vfw_iwarp_tcp_connect_from: the SYN leaves from the asked (or reported)
+ * local port, and the MPA connection comes up over it */
+static uint16_t syn_sport[4];
+static int nsyn;
+static void sniff_syn(void *o, int from, uint64_t t, const uint8_t *f,
+                      size_t len)
+{
+    (void)o; (void)t;
+    if (from == 0 && len >= 54 && f[12] == 8 && f[13] == 0 && f[23] == 6 &&
+        (f[47] & 0x12) == 0x02 && nsyn < 4)
+        syn_sport[nsyn++] = (uint16_t)(f[34] << 8 | f[35]);
+}
+
+static struct host *cf_a, *cf_b;
+static int cf_established(void *ctx)
+{
+    int want = *(int *)ctx, na = 0;
+    for (int i = 0; i < cf_a->nev; i++)
+        na += cf_a->ev[i].type == VFW_CM_ESTABLISHED;
+    return na >= want;
+}
+
+static void test_connect_from(void)
+{
+    static struct simwire w;
+    struct host a, b;
+    simwire_init(&w, 170);
+    w.sniff = sniff_syn;
+    nsyn = 0;
+    host_init(&a, &w.now, 1 << 20, 1);
+    host_init(&b, &w.now, 1 << 20, 2);
+    cf_a = &a;
+    cf_b = &b;
+    struct vfw_tcp_env ea = simwire_env(&w, 0), eb = simwire_env(&w, 1);
+    struct vfw_tcp_config ca = { .mac = { 2, 0, 0, 0, 0, 1 },
+        .ip = 0xC0000201u, .mtu = 1500, .rcv_buf = 65536, .snd_buf = 65536,
+        .max_conns = 8 };
+    struct vfw_tcp_config cb = ca;
+    cb.mac[5] = 2;
+    cb.ip = 0xC0000202u;
+    struct vfw_tcp_stack *sa = vfw_tcp_stack_new(&ea, &ca);
+    struct vfw_tcp_stack *sb = vfw_tcp_stack_new(&eb, &cb);
+    simwire_attach_tcp(&w, 0, sa);
+    simwire_attach_tcp(&w, 1, sb);
+    uint32_t pd, cq, qp[3], pdb, cqb, qpb[3];
+    CHECK_EQ(vfw_pd_alloc(a.e, &pd), 0);
+    CHECK_EQ(vfw_cq_create(a.e, 64, &cq), 0);
+    CHECK_EQ(vfw_pd_alloc(b.e, &pdb), 0);
+    CHECK_EQ(vfw_cq_create(b.e, 64, &cqb), 0);
+    for (int i = 0; i < 3; i++) {
+        struct vfw_qp_attr at = { .pd_id = pd, .send_cq = cq, .recv_cq = cq,
+            .sq_depth = 8, .rq_depth = 8, .ord = 1, .ird = 1, .max_sge = 1 };
+        CHECK_EQ(vfw_qp_create(a.e, &at, &qp[i]), 0);
+        at.pd_id = pdb;
+        at.send_cq = at.recv_cq = cqb;
+        CHECK_EQ(vfw_qp_create(b.e, &at, &qpb[i]), 0);
+    }
+    b.accept_qp = qpb[0];
+    b.accept_param = (struct vfw_conn_param){ .mpa_rev = 2, .p2p = 1,
+                                              .crc = 1 };
+    CHECK_EQ(vfw_iwarp_tcp_listen(b.e, sb, 7174), 0);
+    CHECK_EQ(vfw_iwarp_tcp_listen(a.e, sa, 7175), 0);
+    struct vfw_conn_param p = { .mpa_rev = 2, .p2p = 1, .crc = 1 };
+    uint16_t used = 0;
+    CHECK_EQ(vfw_iwarp_tcp_connect_from(a.e, sa, cb.ip, 7174, 45000, qp[0],
+                                        &p, &used), 0);
+    CHECK_EQ(used, 45000);
+    int want = 1;
+    CHECK_EQ(simwire_run(&w, cf_established, &want, 10 * SIMWIRE_S), 1);
+    CHECK(nsyn >= 1 && syn_sport[0] == 45000);
+    /* the same 4-tuple again, or a port A listens on: refused */
+    CHECK_EQ(vfw_iwarp_tcp_connect_from(a.e, sa, cb.ip, 7174, 45000, qp[1],
+                                        &p, &used), -EADDRINUSE);
+    CHECK_EQ(vfw_iwarp_tcp_connect_from(a.e, sa, cb.ip, 7174, 7175, qp[1],
+                                        &p, &used), -EADDRINUSE);
+    CHECK_EQ(vfw_iwarp_tcp_connect_from(a.e, sa, cb.ip, 7174, 45001, 99,
+                                        &p, &used), -EINVAL);
+    /* port 0: the stack picks an ephemeral port and says which */
+    b.accept_qp = qpb[1];
+    used = 0;
+    CHECK_EQ(vfw_iwarp_tcp_connect_from(a.e, sa, cb.ip, 7174, 0, qp[1], &p,
+                                        &used), 0);
+    CHECK(used >= 49152);
+    want = 2;
+    CHECK_EQ(simwire_run(&w, cf_established, &want, 10 * SIMWIRE_S), 1);
+    CHECK(nsyn >= 2 && syn_sport[nsyn - 1] == used);
+    /* the old entry point still works (a wrapper: lport 0) */
+    b.accept_qp = qpb[2];
+    CHECK_EQ(vfw_iwarp_tcp_connect(a.e, sa, cb.ip, 7174, qp[2], &p), 0);
+    want = 3;
+    CHECK_EQ(simwire_run(&w, cf_established, &want, 10 * SIMWIRE_S), 1);
+    vfw_engine_free(a.e);
+    vfw_engine_free(b.e);
+    a.e = b.e = NULL;
+    vfw_tcp_stack_free(sa);
+    vfw_tcp_stack_free(sb);
+    simwire_destroy(&w);
+    free(a.mem);
+    free(b.mem);
+}
+
 int main(void)
 {
     test_crc32c();
@@ -910,6 +1335,11 @@ int main(void)
     test_ord_limit_and_unsignaled();
     test_protection();
     test_flush_and_close();
+    test_mr_pages_validation();
+    test_mr_pages_data();
+    test_cqe_hook();
+    test_inline();
+    test_connect_from();
     /* again on an LLP without the zero-copy record pair (the engine's
      * copy path): every opcode and size, protection, raw violations */
     h_pipe_copy = true;
@@ -917,6 +1347,8 @@ int main(void)
     test_protection();
     test_raw_violations();
     test_flush_and_close();
+    test_mr_pages_data();
+    test_inline();
     h_pipe_copy = false;
     printf("iwarp: %d passed, %d failed\n", h_pass, h_fail);
     return h_fail ? 1 : 0;

@@ -1101,6 +1101,253 @@ static int t_pcap(void)
     return 0;
 }
 
+/* ------------------------------------------ sharing with a netdev (2.0) */
+
+static const uint8_t MAC_C[6] = {0x02, 0, 0, 0, 0, 0x0c};
+#define IP_C 0x0a000003u
+
+static uint64_t arp_out(struct vfw_tcp_stack *s)
+{
+    struct vfw_tcp_stats st;
+    vfw_tcp_stats(s, &st);
+    return st.arp_out;
+}
+
+/* An ARP request from (sha, spa) for tpa, as the netdev's peer sends it. */
+static size_t arp_frame(uint8_t *f, const uint8_t sha[6], uint32_t spa,
+                        uint32_t tpa)
+{
+    memset(f, 0, 60);
+    memset(f, 0xff, 6);
+    memcpy(f + 6, sha, 6);
+    vfw_put16(f + 12, 0x0806);
+    uint8_t *a = f + 14;
+    vfw_put16(a, 1);
+    vfw_put16(a + 2, 0x0800);
+    a[4] = 6;
+    a[5] = 4;
+    vfw_put16(a + 6, 1);
+    memcpy(a + 8, sha, 6);
+    vfw_put32(a + 14, spa);
+    vfw_put32(a + 24, tpa);
+    return 60;
+}
+
+/* arp_passive: no ARP out ever; next hops from neigh_set, from ARP frames
+ * seen and from a SYN to a listener; unknown next hop = -EHOSTUNREACH */
+static int t_arp_passive(void)
+{
+    setup(40);
+    /* a resolution under way when passive mode starts: no more requests;
+     * neigh_set completes it (the SYN leaves at once) */
+    int err = 0;
+    struct app *p = &PA.apps[PA.napps++];
+    p->p = &PA;
+    struct vfw_tcp_conn *pc = vfw_tcp_connect(PA.s, IP_C, 9, 0, &CB, p, &err);
+    CHECK(pc != NULL && arp_out(PA.s) == 1);
+    vfw_tcp_set_arp_passive(PA.s, 1);
+    simwire_advance(&W, 5 * SIMWIRE_S);
+    CHECK(arp_out(PA.s) == 1 && p->connected_n == 0);
+    uint64_t sent0 = W.ep[0].sent;
+    CHECK(vfw_tcp_neigh_set(PA.s, IP_C, MAC_C) == 0);
+    CHECK(W.ep[0].sent == sent0 + 1);
+    vfw_tcp_abort(pc);
+    teardown();
+    setup(40);
+    vfw_tcp_set_arp_passive(PA.s, 1);
+    vfw_tcp_set_arp_passive(PB.s, 1);
+    CHECK(vfw_tcp_listen(PB.s, PORT, cb_accept, &PB) == 0);
+    CHECK(vfw_tcp_listen(PA.s, PORT + 1, cb_accept, &PA) == 0);
+    struct app *a = &PA.apps[PA.napps++];
+    a->p = &PA;
+    CHECK(vfw_tcp_connect(PA.s, IP_B, PORT, 0, &CB, a, &err) == NULL);
+    CHECK(err == -EHOSTUNREACH);
+    CHECK(vfw_tcp_active_conns(PA.s) == 0);
+    /* bad neighbours */
+    CHECK(vfw_tcp_neigh_set(PA.s, IP_B, (const uint8_t[6]){1, 0, 0, 0, 0, 1})
+          == -EINVAL);
+    CHECK(vfw_tcp_neigh_set(PA.s, IP_B, (const uint8_t[6]){0}) == -EINVAL);
+    CHECK(vfw_tcp_neigh_set(PA.s, IP_A, MAC_B) == -EINVAL);
+    CHECK(vfw_tcp_neigh_set(PA.s, 0, MAC_B) == -EINVAL);
+    CHECK(vfw_tcp_neigh_set(PA.s, 0xe0000001u, MAC_B) == -EINVAL);
+    /* A learns B from the driver; B learns A from A's SYN */
+    CHECK(vfw_tcp_neigh_set(PA.s, IP_B, MAC_B) == 0);
+    CHECK(vfw_tcp_connect(PA.s, IP_B, PORT, 0, &CB, a, &err) != NULL);
+    CHECK(simwire_run(&W, done_connected, a, 10 * SIMWIRE_S));
+    CHECK(a->connected_err == 0);
+    simwire_advance(&W, 10 * SIMWIRE_MS);
+    CHECK(PB.napps == 1);
+    struct app *b = &PB.apps[PB.napps++];
+    b->p = &PB;
+    CHECK(vfw_tcp_connect(PB.s, IP_A, PORT + 1, 0, &CB, b, &err) != NULL);
+    CHECK(simwire_run(&W, done_connected, b, 10 * SIMWIRE_S));
+    CHECK(b->connected_err == 0);
+    /* an ARP request for A teaches A the asker; A stays silent */
+    uint8_t f[64];
+    size_t n = arp_frame(f, MAC_C, IP_C, IP_A);
+    sent0 = W.ep[0].sent;
+    vfw_tcp_input(PA.s, f, n);
+    CHECK(W.ep[0].sent == sent0);
+    struct app *c = &PA.apps[PA.napps++];
+    c->p = &PA;
+    struct vfw_tcp_conn *cc = vfw_tcp_connect(PA.s, IP_C, 9, 0, &CB, c, &err);
+    CHECK(cc != NULL && err == 0);
+    CHECK(W.ep[0].sent == sent0 + 1);      /* the SYN, straight away */
+    vfw_tcp_abort(cc);
+    CHECK(arp_out(PA.s) == 0 && arp_out(PB.s) == 0);
+    teardown();
+    return 0;
+}
+
+/* set_addr: live conns keep MAC/IP/MSS they started with; new ones use the
+ * new address; bad values refused */
+static int t_set_addr(void)
+{
+    setup(41);
+    CHECK(vfw_tcp_listen(PA.s, PORT, cb_accept, &PA) == 0);
+    CHECK(vfw_tcp_listen(PB.s, PORT, cb_accept, &PB) == 0);
+    struct app *a = client(PORT);
+    CHECK(simwire_run(&W, done_connected, a, 10 * SIMWIRE_S));
+    CHECK(a->connected_err == 0);
+    simwire_advance(&W, 10 * SIMWIRE_MS);
+    struct app *b = &PB.apps[0];
+    const uint8_t mac2[6] = {0x02, 0, 0, 0, 0, 0x2a};
+    const uint32_t ip2 = 0x0a000009u;
+    CHECK(vfw_tcp_set_addr(PA.s, mac2, ip2, 575) == -EINVAL);
+    CHECK(vfw_tcp_set_addr(PA.s, mac2, ip2, 9217) == -EINVAL);
+    CHECK(vfw_tcp_set_addr(PA.s, (const uint8_t[6]){3, 0, 0, 0, 0, 1}, ip2,
+                           1500) == -EINVAL);
+    CHECK(vfw_tcp_set_addr(PA.s, mac2, 0xffffffffu, 1500) == -EINVAL);
+    CHECK(vfw_tcp_set_addr(PA.s, mac2, ip2, 9000) == 0);
+    /* the old conn still moves data both ways at the old address */
+    a->to_send = 200000;
+    a->rec_sz = 1460;
+    a->tx_rng = 5;
+    b->rx_rng = 5;
+    b->expect = 200000;
+    b->to_send = 100000;
+    b->rec_sz = 1000;
+    b->tx_rng = 6;
+    a->rx_rng = 6;
+    a->expect = 100000;
+    app_pump(a);
+    app_pump(b);
+    g_x = a;
+    g_y = b;
+    CHECK(simwire_run(&W, done_transfer, NULL, 30 * SIMWIRE_S));
+    CHECK(!a->rx_bad && !b->rx_bad);
+    CHECK(vfw_tcp_mss(a->c) == 1460);
+    uint32_t lip;
+    vfw_tcp_conn_addr(a->c, &lip, NULL, NULL, NULL);
+    CHECK(lip == IP_A);
+    /* a new conn from B reaches A's new address (ARP answered with the new
+     * MAC) and gets the new MSS */
+    struct app *b2 = &PB.apps[PB.napps++];
+    b2->p = &PB;
+    int err;
+    CHECK(vfw_tcp_connect(PB.s, ip2, PORT, 0, &CB, b2, &err) != NULL);
+    CHECK(simwire_run(&W, done_connected, b2, 10 * SIMWIRE_S));
+    CHECK(b2->connected_err == 0);
+    simwire_advance(&W, 10 * SIMWIRE_MS);
+    CHECK(PA.napps == 2);
+    struct app *a2 = &PA.apps[1];
+    vfw_tcp_conn_addr(a2->c, &lip, NULL, NULL, NULL);
+    CHECK(lip == ip2);
+    CHECK(vfw_tcp_mss(a2->c) == 1460);    /* B's MSS bounds it */
+    /* frames to the old address for an unknown tuple are not A's */
+    uint8_t f[128];
+    size_t n = tcp_frame(f, MAC_A, MAC_B, IP_B, IP_A, 1234, PORT, 1, 0,
+                         VFW_TH_SYN, 1000, NULL, 0, NULL, 0);
+    CHECK(vfw_tcp_wants(PA.s, f, n) == 0);
+    uint16_t lp, rp;
+    vfw_tcp_conn_addr(a->c, NULL, &lp, NULL, &rp);
+    n = tcp_frame(f, MAC_A, MAC_B, IP_B, IP_A, rp, lp, 1, 0, VFW_TH_ACK,
+                  1000, NULL, 0, NULL, 0);
+    CHECK(vfw_tcp_wants(PA.s, f, n) == 1);          /* old conn */
+    n = tcp_frame(f, mac2, MAC_B, IP_B, ip2, 1234, PORT, 1, 0, VFW_TH_SYN,
+                  1000, NULL, 0, NULL, 0);
+    CHECK(vfw_tcp_wants(PA.s, f, n) == 1);          /* listener, new addr */
+    teardown();
+    return 0;
+}
+
+/* vfw_tcp_wants: listeners and conns (TIME_WAIT too) only; never reads past
+ * len (every prefix is tested in an exact-size heap copy under ASan) */
+static int t_wants(void)
+{
+    setup(42);
+    CHECK(vfw_tcp_listen(PB.s, PORT, cb_accept, &PB) == 0);
+    uint8_t f[128];
+    size_t n = tcp_frame(f, MAC_B, MAC_A, IP_A, IP_B, 40000, PORT, 1, 0,
+                         VFW_TH_SYN, 1000, NULL, 0, NULL, 0);
+    CHECK(vfw_tcp_wants(PB.s, f, n) == 1);
+    for (size_t k = 0; k <= n; k++) {
+        uint8_t *cp = malloc(k ? k : 1);
+        memcpy(cp, f, k);
+        int w = vfw_tcp_wants(PB.s, cp, k);
+        free(cp);
+        CHECK(w == (k >= 14 + 20 + 4));
+    }
+    CHECK(vfw_tcp_wants(PB.s, NULL, 0) == 0);
+    uint8_t g[128];
+    memcpy(g, f, n);
+    g[0] = 0x04;                                   /* another MAC */
+    CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
+    memcpy(g, f, n);
+    vfw_put32(g + 30, IP_C);                       /* another IP */
+    CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
+    memcpy(g, f, n);
+    vfw_put16(g + 36, PORT + 1);                   /* no listener */
+    CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
+    memcpy(g, f, n);
+    g[23] = 17;                                    /* UDP */
+    CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
+    memcpy(g, f, n);
+    vfw_put16(g + 20, 0x0010);                     /* a later fragment */
+    CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
+    vfw_put16(g + 20, 0x2000);                     /* first fragment, MF */
+    CHECK(vfw_tcp_wants(PB.s, g, n) == 1);
+    memcpy(g, f, n);
+    g[14] = 0x44;                                  /* IHL 4 */
+    CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
+    g[14] = 0x4f;                                  /* IHL 15 > frame */
+    CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
+    /* 802.1Q tagged: the netdev's (the device strips port VLANs first) */
+    memcpy(g, f, 12);
+    vfw_put16(g + 12, 0x8100);
+    vfw_put16(g + 14, 5);
+    memcpy(g + 16, f + 12, n - 12);
+    CHECK(vfw_tcp_wants(PB.s, g, n + 4) == 0);
+    n = arp_frame(g, MAC_A, IP_A, IP_B);
+    CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
+    /* a connection, then its TIME_WAIT (the active closer, A) */
+    struct app *a = &PA.apps[PA.napps++];
+    a->p = &PA;
+    int err;
+    CHECK(vfw_tcp_connect(PA.s, IP_B, PORT, 40001, &CB, a, &err) != NULL);
+    CHECK(simwire_run(&W, done_connected, a, 10 * SIMWIRE_S));
+    simwire_advance(&W, SIMWIRE_MS);
+    n = tcp_frame(f, MAC_A, MAC_B, IP_B, IP_A, PORT, 40001, 1, 0, VFW_TH_ACK,
+                  1000, NULL, 0, NULL, 0);
+    CHECK(vfw_tcp_wants(PA.s, f, n) == 1);
+    n = tcp_frame(g, MAC_A, MAC_B, IP_B, IP_A, PORT, 40002, 1, 0, VFW_TH_ACK,
+                  1000, NULL, 0, NULL, 0);
+    CHECK(vfw_tcp_wants(PA.s, g, n) == 0);
+    struct app *b = &PB.apps[0];
+    b->close_on_eof = true;
+    a->close_after_send = true;
+    app_pump(a);
+    g_x = a;
+    g_y = b;
+    CHECK(simwire_run(&W, done_closed_both, NULL, 10 * SIMWIRE_S));
+    CHECK(vfw_tcp_active_conns(PA.s) == 0);
+    n = tcp_frame(f, MAC_A, MAC_B, IP_B, IP_A, PORT, 40001, 1, 0, VFW_TH_ACK,
+                  1000, NULL, 0, NULL, 0);
+    CHECK(vfw_tcp_wants(PA.s, f, n) == 1);         /* TIME_WAIT */
+    teardown();
+    return 0;
+}
+
 static const struct unit_test TESTS[] = {
     {"handshake", t_handshake},
     {"bulk_sizes", t_bulk_sizes},
@@ -1121,6 +1368,9 @@ static const struct unit_test TESTS[] = {
     {"malformed", t_malformed},
     {"config", t_config},
     {"pcap", t_pcap},
+    {"arp_passive", t_arp_passive},
+    {"set_addr", t_set_addr},
+    {"wants", t_wants},
 };
 
 static void cleanup_after_fail(void)
