@@ -12,7 +12,7 @@ PYTEST  := $(PYTHON) tools/run-pytest
 CORES   := vswitch adapter
 FUZZ_SMOKE_RUNS ?= 2000
 
-.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules clean clean-cache
+.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider clean clean-cache
 
 all: check
 
@@ -36,8 +36,11 @@ image: deps
 	@lab/build-image.sh
 modules: image
 	@lab/build-modules.sh
+# The rdma-core provider (libvfwarp), built in the image's rdma-core tree.
+provider: image
+	@lab/build-provider.sh
 
-lab-test: qemu modules pydeps
+lab-test: qemu modules provider pydeps
 	@$(PYTEST) tests/lab
 
 # Interop of the adapter's TCP and iWARP engine with Linux over a TAP device
@@ -53,7 +56,7 @@ fuzz-smoke: deps
 
 test: check fuzz-smoke net-test lab-test
 
-demo: qemu modules pydeps
+demo: qemu modules provider pydeps
 	@lab/demo.sh
 
 bench: bench-native bench-lab
@@ -64,7 +67,7 @@ bench-native: deps
 	  if [ -f $$c/Makefile ]; then echo "==> make -C $$c bench"; $(MAKE) -s -C $$c bench; fi; done
 
 # Boots two lab hosts: iperf3 VF-to-VF across the wire next to virtio-net.
-bench-lab: qemu modules pydeps
+bench-lab: qemu modules provider pydeps
 	@echo "==> VF-to-VF iperf3 vs virtio-net (lab)"; $(PYTHON) bench/vf_iperf.py --secs 5 --reps 3
 
 clean:
