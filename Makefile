@@ -12,7 +12,7 @@ PYTEST  := $(PYTHON) tools/run-pytest
 CORES   := vswitch adapter
 FUZZ_SMOKE_RUNS ?= 2000
 
-.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider clean clean-cache
+.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider siw clean clean-cache
 
 all: check
 
@@ -39,8 +39,12 @@ modules: image
 # The rdma-core provider (libvfwarp), built in the image's rdma-core tree.
 provider: image
 	@lab/build-provider.sh
+# Linux soft-iWARP (siw.ko, not in Debian's kernel config), the software iWARP
+# peer of the interop tests, from the guest kernel package's own source.
+siw: image
+	@lab/build-siw.sh
 
-lab-test: qemu modules provider pydeps
+lab-test: qemu modules provider siw pydeps
 	@$(PYTEST) tests/lab
 
 # Interop of the adapter's TCP and iWARP engine with Linux over a TAP device
