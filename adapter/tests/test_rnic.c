@@ -1,0 +1,1053 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_rnic.c - the RNIC device model driven only through its hardware
+ * interface (vfwarp_rdma.h): two RNICs wired back to back (frames of one
+ * go to the other's vfw_rnic_rx_frame), guest memory as flat arrays with
+ * bounds-checked DMA, a simulated clock. A = VF 0 (function 1) of rnic 1,
+ * B = the PF (function 0) of rnic 2.
+ */
+#include "check.h"
+#include "rnic_drv.h"
+
+#define VFW_WQE_OP_RECV_ 0xff   /* test-only marker: an RQ entry */
+
+static struct side A, B;
+static struct vfw_rnic *R1, *R2;
+
+static void teardown(void)
+{
+    A.peer = B.peer = NULL;
+    vfw_rnic_destroy(R1);
+    vfw_rnic_destroy(R2);
+    R1 = R2 = NULL;
+    free(A.mem);
+    free(B.mem);
+    memset(&A, 0, sizeof(A));
+    memset(&B, 0, sizeof(B));
+}
+
+static int setup(void)
+{
+    teardown();
+    A.mem = calloc(1, GM_SIZE);
+    B.mem = calloc(1, GM_SIZE);
+    CHECK(A.mem && B.mem);
+    R1 = vfw_rnic_create(&sd_ops, &A, 2);
+    R2 = vfw_rnic_create(&sd_ops, &B, 0);
+    CHECK(R1 && R2);
+    A.r = R1; A.fn = 1; A.peer = &B; A.peer_fn = 0;
+    B.r = R2; B.fn = 0; B.peer = &A; B.peer_fn = 1;
+    memcpy(A.mac, (uint8_t[]){ 0x02, 0, 0, 0, 0, 0x0a }, 6);
+    memcpy(B.mac, (uint8_t[]){ 0x02, 0, 0, 0, 0, 0x0b }, 6);
+    A.ip = 0x0a000001;
+    B.ip = 0x0a000002;
+    vfw_rnic_set_mac(R1, 1, A.mac);
+    vfw_rnic_set_mac(R2, 0, B.mac);
+    return 0;
+}
+
+static int set_addr(struct side *s)
+{
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_SET_ADDR };
+    d.u.set_addr.ip[0] = (uint8_t)(s->ip >> 24);
+    d.u.set_addr.ip[1] = (uint8_t)(s->ip >> 16);
+    d.u.set_addr.ip[2] = (uint8_t)(s->ip >> 8);
+    d.u.set_addr.ip[3] = (uint8_t)s->ip;
+    d.u.set_addr.mtu = 1500;
+    return cmd(s, &d);
+}
+
+static int pd_alloc(struct side *s, uint32_t *pd)
+{
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_PD_ALLOC };
+    int st = cmd(s, &d);
+    *pd = d.u.pd.pd;
+    return st;
+}
+
+static struct vfw_aq_rdma_quota used_of(struct vfw_rnic *r, unsigned vf)
+{
+    struct vfw_aq_rdma_quota q, u;
+    memset(&u, 0xff, sizeof(u));
+    vfw_rnic_get_quota(r, vf, &q, &u);
+    return u;
+}
+
+/* ------------------------------------------------------------------ */
+static int test_registers(void)
+{
+    CHECK(setup() == 0);
+    CHECK(vfw_rnic_owns(0x0a00) && vfw_rnic_owns(0x0aff) &&
+          !vfw_rnic_owns(0x0b00) && !vfw_rnic_owns(0x09fc));
+    CHECK(reg_r(&A, VFW_REG_RDMA_CAPS) == VFW_RDMA_CAP_IWARP);
+    CHECK(reg_r(&A, VFW_REG_RDMA_MAX_QP) == VFW_RDMA_DEF_QP);
+    CHECK(reg_r(&B, VFW_REG_RDMA_MAX_QP) == VFW_RDMA_HW_QP);
+    CHECK(reg_r(&A, VFW_REG_RDMA_DB_PAGES) == VFW_DB_PAGES);
+    CHECK(reg_r(&A, VFW_REG_RCQ_STATUS) == 0);
+    uint32_t v;
+    CHECK(!vfw_rnic_read(R1, 1, VFW_REG_RCQ_STATUS, 2, &v));
+    CHECK(!vfw_rnic_read(R1, 1, VFW_REG_RCQ_STATUS + 1, 4, &v));
+    CHECK(!vfw_rnic_read(R1, 3, VFW_REG_RCQ_STATUS, 4, &v));  /* no fn 3 */
+    /* misconfigured queues refuse to enable */
+    reg_w(&A, VFW_REG_RCQ_BASE_LO, 0x100020);     /* not 64-byte aligned */
+    reg_w(&A, VFW_REG_RCQ_LEN, 16);
+    reg_w(&A, VFW_REG_RCQ_CTRL, 1);
+    CHECK(reg_r(&A, VFW_REG_RCQ_STATUS) == VFW_RCQ_STATUS_CFG_ERR);
+    reg_w(&A, VFW_REG_REQ_BASE_LO, 0x200000);
+    reg_w(&A, VFW_REG_REQ_LEN, 24);               /* not a power of two */
+    reg_w(&A, VFW_REG_REQ_CTRL, 1);
+    CHECK(reg_r(&A, VFW_REG_REQ_STATUS) == VFW_REQ_STATUS_CFG_ERR);
+    drv_start(&A);
+    CHECK(reg_r(&A, VFW_REG_RCQ_STATUS) == VFW_RCQ_STATUS_ENABLED);
+    CHECK(reg_r(&A, VFW_REG_REQ_STATUS) == VFW_REQ_STATUS_ENABLED);
+    /* TAIL beyond LEN is refused and flagged */
+    reg_w(&A, VFW_REG_RCQ_TAIL, 16);
+    CHECK(reg_r(&A, VFW_REG_RCQ_STATUS) & VFW_RCQ_STATUS_TAIL_ERR);
+    CHECK(reg_r(&A, VFW_REG_RCQ_TAIL) == 0);
+    /* base cannot move while enabled */
+    reg_w(&A, VFW_REG_RCQ_BASE_LO, 0x300000);
+    CHECK(reg_r(&A, VFW_REG_RCQ_BASE_LO) == (uint32_t)A.rcq);
+    /* reset_fn: back to reset values */
+    vfw_rnic_reset_fn(R1, 1);
+    CHECK(reg_r(&A, VFW_REG_RCQ_STATUS) == 0);
+    CHECK(reg_r(&A, VFW_REG_RCQ_BASE_LO) == 0);
+    CHECK(reg_r(&A, VFW_REG_REQ_CTRL) == 0);
+    teardown();
+    return 0;
+}
+
+static int test_bad_commands(void)
+{
+    CHECK(setup() == 0);
+    drv_start(&A);
+    struct vfw_rcmd d;
+    uint32_t pd;
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK && pd >= 1);
+
+    memset(&d, 0, sizeof(d));
+    d.opcode = 0x7777;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_BAD_OPCODE);
+    CHECK(d.flags == (VFW_RCMD_F_DONE | VFW_RCMD_F_ERR));
+
+    /* reserved byte set: INVAL, nothing allocated */
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_PD_ALLOC;
+    d.u.pd.rsvd[50] = 1;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    CHECK(d.u.pd.pd == 0);
+    CHECK(used_of(R1, 0).pd == 1);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_NOP;
+    d.rsvd1 = 1;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+
+    /* CQ: depth not a power of two; db page out of range */
+    struct g_buf ring;
+    g_scatter(&A, &ring, 1);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_CQ_CREATE;
+    d.u.cq_create.depth = 12;
+    d.u.cq_create.pgl = g_ref(&ring, 0);
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    d.u.cq_create.depth = 16;
+    d.u.cq_create.db_page = VFW_DB_PAGES;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    /* page list too short for the ring, misaligned, or unreadable */
+    d.u.cq_create.db_page = 1;
+    d.u.cq_create.depth = 256;           /* 8256 bytes: 3 pages */
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    d.u.cq_create.depth = 16;
+    d.u.cq_create.pgl.offset = 32;       /* not 64-byte aligned */
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    d.u.cq_create.pgl.offset = 0;
+    d.u.cq_create.pgl.pgl_addr = 0x10;           /* below guest memory */
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_DMA);
+    d.u.cq_create.pgl = g_ref(&ring, 0);
+    uint64_t saved = ring.pages[0];
+    uint64_t odd = saved + 8;                    /* page not aligned */
+    memcpy(gm(&A, ring.pgl), &odd, 8);
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    memcpy(gm(&A, ring.pgl), &saved, 8);
+    CHECK(used_of(R1, 0).cq == 0);
+    /* a longer list than the ring needs is fine (a process may pin a
+     * larger buffer); only the pages the ring uses are taken */
+    d.u.cq_create.pgl.npages = 5;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    struct vfw_rcmd x = { .opcode = VFW_RCMD_CQ_DESTROY };
+    x.u.cq_destroy.cq = d.u.cq_create.cq;
+    CHECK(cmd(&A, &x) == VFW_RCMD_S_OK);
+    CHECK(cmd(&A, &x) == VFW_RCMD_S_NOENT);
+    d.u.cq_create.pgl.npages = 1;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    uint32_t cq = d.u.cq_create.cq;
+    CHECK(used_of(R1, 0).cq == 1);
+
+    /* QP naming a CQ that does not exist */
+    struct d_qp q;
+    CHECK(qp_make(&A, &q, pd, cq, cq + 100, 8, 1) == VFW_RCMD_S_NOENT);
+    CHECK(qp_make(&A, &q, pd + 100, cq, cq, 8, 1) == VFW_RCMD_S_NOENT);
+    CHECK(used_of(R1, 0).qp == 0);
+    CHECK(qp_make(&A, &q, pd, cq, cq, 8, 1) == VFW_RCMD_S_OK);
+
+    /* busy objects */
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_CQ_DESTROY;
+    d.u.cq_destroy.cq = cq;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_BUSY);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_PD_FREE;
+    d.u.pd.pd = pd;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_BUSY);
+
+    /* MR: page list count not matching the length; no such PD; bad access */
+    struct g_buf mb;
+    g_scatter(&A, &mb, 3);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_MR_REG;
+    d.u.mr_reg.pd = pd;
+    d.u.mr_reg.iova = 0x10000;
+    d.u.mr_reg.len = 2 * PG;
+    d.u.mr_reg.pgl = g_ref(&mb, 0);
+    d.u.mr_reg.access = VFW_MR_ACC_LOCAL_WRITE;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);      /* 3 pages for 2 */
+    d.u.mr_reg.len = 3 * PG;
+    d.u.mr_reg.access = 8;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    d.u.mr_reg.access = VFW_MR_ACC_LOCAL_WRITE;
+    d.u.mr_reg.pd = 999;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_NOENT);
+    d.u.mr_reg.pd = pd;
+    d.u.mr_reg.iova = 0x10010;                   /* offset mismatch */
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    CHECK(used_of(R1, 0).mr == 0 && used_of(R1, 0).mr_pages == 0);
+    d.u.mr_reg.iova = 0x10000;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(used_of(R1, 0).mr == 1 && used_of(R1, 0).mr_pages == 3);
+
+    /* connect before SET_ADDR; unknown listener */
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_CONNECT;
+    d.u.connect.qp = q.id;
+    memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+    d.u.connect.rport = 5000;
+    memcpy(d.u.connect.dmac, B.mac, 6);
+    d.u.connect.mpa_rev = 2;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_STATE);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_UNLISTEN;
+    d.u.unlisten.listener = 5;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_NOENT);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_SET_ADDR;
+    d.u.set_addr.mtu = 100;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    CHECK(reg_r(&A, VFW_REG_RSTAT(VFW_RSTAT_CMDS_ERR)) >= 15);
+
+    /* quota: PF sets VF 0's PD quota to what it uses -> NOSPC; lower than
+     * usage -> RANGE and unchanged */
+    struct vfw_aq_rdma_quota qq = { .qp = 64, .cq = 128, .mr = 256,
+                                    .pd = 1, .mr_pages = 100, .conn = 8 };
+    CHECK(vfw_rnic_set_quota(R1, 0, &qq) == VFW_AQ_S_OK);
+    CHECK(reg_r(&A, VFW_REG_RDMA_MAX_PD) == 1);
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_NOSPC);
+    qq.qp = 0;
+    CHECK(vfw_rnic_set_quota(R1, 0, &qq) == VFW_AQ_S_RANGE);
+    qq.qp = VFW_RDMA_HW_QP + 1;
+    CHECK(vfw_rnic_set_quota(R1, 0, &qq) == VFW_AQ_S_RANGE);
+    CHECK(vfw_rnic_set_quota(R1, 2, &qq) == VFW_AQ_S_BAD_VF);
+    CHECK(reg_r(&A, VFW_REG_RDMA_MAX_QP) == 64);
+    /* MR pages: 100 allowed, 3 used, 98 more refused */
+    struct g_buf big;
+    memset(&big, 0, sizeof(big));
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_MR_REG;
+    d.u.mr_reg.pd = 1;
+    d.u.mr_reg.len = 98ull * PG;
+    d.u.mr_reg.pgl.pgl_addr = GM_BASE;
+    d.u.mr_reg.pgl.npages = 98;
+    d.u.mr_reg.pgl.page_shift = 12;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_NOSPC);
+
+    /* reset_fn frees everything; the quota stays */
+    vfw_rnic_reset_fn(R1, 1);
+    struct vfw_aq_rdma_quota u = used_of(R1, 0), z;
+    memset(&z, 0, sizeof(z));
+    CHECK(memcmp(&u, &z, sizeof(z)) == 0);
+    CHECK(reg_r(&A, VFW_REG_RDMA_MAX_PD) == 1);
+    vfw_rnic_reset(R1);
+    CHECK(reg_r(&A, VFW_REG_RDMA_MAX_PD) == VFW_RDMA_DEF_PD);
+    teardown();
+    return 0;
+}
+
+/* A malformed RQ WQE completes with LOC_QP_OP_ERR and errors the QP; the
+ * armed CQ's COMP event is held while IRQ_EN is clear and raised when it
+ * is set again. */
+static int test_malformed_wqe_and_irq_mask(void)
+{
+    CHECK(setup() == 0);
+    drv_start(&A);
+    uint32_t pd;
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK);
+    struct d_cq cq;
+    CHECK(cq_make(&A, &cq, 8, 3) == VFW_RCMD_S_OK);
+    struct d_qp q;
+    CHECK(qp_make(&A, &q, pd, cq.id, cq.id, 4, 3) == VFW_RCMD_S_OK);
+    reg_w(&A, VFW_REG_REQ_CTRL, VFW_REQ_CTRL_ENABLE |
+                                (4u << VFW_REQ_CTRL_VEC_SHIFT));
+    CHECK(reg_r(&A, VFW_REG_REQ_STATUS) == VFW_REQ_STATUS_ENABLED);
+    /* arming through a foreign page is refused */
+    vfw_rnic_doorbell(R1, 1, 2 * VFW_DB_PAGE_SIZE + VFW_DB_CQ,
+                      cq.id | VFW_DB_CQ_ARM_NEXT, 4);
+    CHECK(vfw_rnic_stat(R1, 1, VFW_RSTAT_DB_REFUSED) == 1);
+    vfw_rnic_doorbell(R1, 1, 3 * VFW_DB_PAGE_SIZE + VFW_DB_CQ,
+                      cq.id | VFW_DB_CQ_ARM_NEXT, 4);
+    unsigned irqs = A.irqs;
+    struct vfw_wqe w;
+    memset(&w, 0, sizeof(w));
+    w.wr_id = 0x77;
+    w.flags = VFW_WQE_F_SIGNALED;        /* not allowed in an RQ entry */
+    post(&A, &q, false, &w, 3);
+    pump(&A, NULL, 3);
+    struct vfw_cqe_hw c;
+    CHECK(cq_poll(&A, &cq, &c));
+    CHECK(c.wr_id == 0x77 && c.status == VFW_CQE_S_LOC_QP_OP_ERR &&
+          c.opcode == VFW_CQE_OP_RECV && c.owner == 1);
+    struct vfw_eqe e;
+    CHECK(eq_poll(&A, &e, NULL) && e.type == VFW_EQE_COMP && e.obj == cq.id);
+    CHECK(A.irqs == irqs);               /* masked */
+    reg_w(&A, VFW_REG_REQ_CTRL, VFW_REQ_CTRL_ENABLE | VFW_REQ_CTRL_IRQ_EN |
+                                (4u << VFW_REQ_CTRL_VEC_SHIFT));
+    CHECK(A.irqs == irqs + 1 && A.last_vec == 4);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_QUERY };
+    d.u.qp_query.qp = q.id;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(d.u.qp_query.state == VFW_QPS_ERROR);
+    teardown();
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+struct ep {
+    struct side *s;
+    uint32_t pd, stag;
+    struct d_cq cq;
+    struct d_qp qp;
+    struct g_buf mr;          /* 4 scattered pages */
+};
+#define MR_IOVA 0x7f0000000000ull
+
+static int ep_make(struct ep *e, struct side *s)
+{
+    e->s = s;
+    drv_start(s);
+    CHECK(set_addr(s) == VFW_RCMD_S_OK);
+    CHECK(pd_alloc(s, &e->pd) == VFW_RCMD_S_OK);
+    CHECK(cq_make(s, &e->cq, 32, 1) == VFW_RCMD_S_OK);
+    CHECK(qp_make(s, &e->qp, e->pd, e->cq.id, e->cq.id, 16, 1) ==
+          VFW_RCMD_S_OK);
+    CHECK(mr_make(s, e->pd, &e->mr, 4,
+                  VFW_MR_ACC_LOCAL_WRITE | VFW_MR_ACC_REMOTE_WRITE |
+                  VFW_MR_ACC_REMOTE_READ, &e->stag) == VFW_RCMD_S_OK);
+    return 0;
+}
+
+/* RTR types offered/accepted (VFW_RTR_*): 1 = zero-length Send; the
+ * kernel driver uses WRITE|READ (6) */
+static uint8_t g_rtr = 1;
+
+static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
+                        uint32_t *cep_b)
+{
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_LISTEN };
+    d.u.listen.port = 5000;
+    d.u.listen.backlog = 4;
+    CHECK(cmd(b->s, &d) == VFW_RCMD_S_OK);
+    uint32_t listener = d.u.listen.listener;
+    CHECK(listener >= 1);
+
+    static const char hello[] = "hello from A";
+    uint64_t pda = g_alloc(a->s, 64, 64);
+    memcpy(gm(a->s, pda), hello, sizeof(hello));
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_CONNECT;
+    d.u.connect.qp = a->qp.id;
+    memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+    d.u.connect.rport = 5000;
+    memcpy(d.u.connect.dmac, b->s->mac, 6);
+    d.u.connect.ord = d.u.connect.ird = 4;
+    d.u.connect.mpa_rev = 2;
+    d.u.connect.flags = VFW_CONN_F_P2P;
+    d.u.connect.rtr_mask = g_rtr;
+    d.u.connect.pdata_len = sizeof(hello);
+    d.u.connect.pdata_addr = pda;
+    CHECK(cmd(a->s, &d) == VFW_RCMD_S_OK);
+    *cep_a = d.u.connect.cep;
+    uint16_t lport = d.u.connect.lport_used;
+    CHECK(*cep_a >= 1 && lport != 0);
+
+    struct vfw_eqe e;
+    uint8_t pdata[VFW_EQ_PDATA_SLOT];
+    CHECK(eq_wait(b->s, a->s, VFW_EQE_CONNECT_REQUEST, &e, pdata));
+    CHECK(e.obj2 == listener);
+    CHECK(memcmp(e.rip, (uint8_t[]){ 10, 0, 0, 1 }, 4) == 0);
+    CHECK(memcmp(e.lip, (uint8_t[]){ 10, 0, 0, 2 }, 4) == 0);
+    CHECK(e.rport == lport && e.lport == 5000);
+    CHECK(e.pdata_len == sizeof(hello));
+    CHECK(memcmp(pdata, hello, sizeof(hello)) == 0);
+    CHECK(e.mpa_rev == 2);
+    *cep_b = e.obj;
+    CHECK(b->s->irqs > 0 && b->s->last_vec == 4);
+
+    /* accepting with a QP of the wrong id fails alone */
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_ACCEPT;
+    d.u.accept.cep = *cep_b;
+    d.u.accept.qp = 77;
+    d.u.accept.ord = d.u.accept.ird = 4;
+    d.u.accept.flags = VFW_CONN_F_P2P;
+    d.u.accept.rtr_mask = g_rtr;
+    CHECK(cmd(b->s, &d) == VFW_RCMD_S_NOENT);
+    d.u.accept.qp = b->qp.id;
+    CHECK(cmd(b->s, &d) == VFW_RCMD_S_OK);
+    /* a second ACCEPT of the same request is a state error */
+    CHECK(cmd(b->s, &d) == VFW_RCMD_S_STATE);
+
+    CHECK(eq_wait(b->s, a->s, VFW_EQE_ESTABLISHED, &e, NULL));
+    CHECK(e.obj == *cep_b && e.obj2 == b->qp.id);
+    CHECK(eq_wait(a->s, b->s, VFW_EQE_CONNECT_REPLY, &e, NULL));
+    CHECK(e.status == VFW_CM_S_OK && e.obj == *cep_a && e.obj2 == a->qp.id);
+    CHECK(e.lport == lport && e.rport == 5000);
+    return 0;
+}
+
+static void sge_wqe(struct vfw_wqe *w, uint64_t wr_id, uint8_t op,
+                    uint32_t lkey, uint64_t addr, uint32_t len)
+{
+    memset(w, 0, sizeof(*w));
+    w->wr_id = wr_id;
+    w->opcode = op == VFW_WQE_OP_RECV_ ? 0 : op;
+    /* RQ entries carry wr_id and SGEs only (the rest zero) */
+    w->flags = op == VFW_WQE_OP_RECV_ ? 0 : VFW_WQE_F_SIGNALED;
+    w->num_sge = 1;
+    w->u.sge[0].addr = addr;
+    w->u.sge[0].lkey = lkey;
+    w->u.sge[0].len = len;
+}
+
+static int test_verbs_end_to_end(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    uint32_t cep_a, cep_b;
+    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    struct vfw_aq_rdma_quota u = used_of(R1, 0);
+    CHECK(u.qp == 1 && u.cq == 1 && u.mr == 1 && u.pd == 1 &&
+          u.mr_pages == 4 && u.conn == 1);
+
+    /* SEND with two SGEs crossing page boundaries -> RECV on B */
+    uint8_t pat[6000];
+    for (size_t i = 0; i < sizeof(pat); i++)
+        pat[i] = (uint8_t)(i * 7 + 3);
+    g_put(&A, &a.mr, 100, pat, sizeof(pat));
+    struct vfw_wqe w;
+    sge_wqe(&w, 0xb0b, VFW_WQE_OP_RECV_, b.stag, MR_IOVA + 8000, 8000);
+    post(&B, &b.qp, false, &w, 1);
+    memset(&w, 0, sizeof(w));
+    w.wr_id = 0xa1;
+    w.opcode = VFW_WQE_OP_SEND;
+    w.flags = VFW_WQE_F_SIGNALED;
+    w.num_sge = 2;
+    w.u.sge[0] = (struct vfw_wqe_sge){ MR_IOVA + 100, a.stag, 4000 };
+    w.u.sge[1] = (struct vfw_wqe_sge){ MR_IOVA + 4100, a.stag, 2000 };
+    post(&A, &a.qp, true, &w, 1);
+    struct vfw_cqe_hw c;
+    CHECK(cq_wait(&A, &B, &a.cq, &c));
+    CHECK(c.wr_id == 0xa1 && c.status == VFW_CQE_S_SUCCESS &&
+          c.opcode == VFW_CQE_OP_SEND && c.qp == a.qp.id && c.owner == 1 &&
+          c.wqe_idx == 0);
+    CHECK(cq_wait(&B, &A, &b.cq, &c));
+    CHECK(c.wr_id == 0xb0b && c.status == VFW_CQE_S_SUCCESS &&
+          c.opcode == VFW_CQE_OP_RECV && c.byte_len == 6000);
+    uint8_t got[6000];
+    g_get(&B, &b.mr, 8000, got, 6000);
+    CHECK(memcmp(got, pat, 6000) == 0);
+
+    /* RDMA WRITE A -> B across B's scattered pages */
+    sge_wqe(&w, 0xa2, VFW_WQE_OP_RDMA_WRITE, a.stag, MR_IOVA + 100, 6000);
+    w.remote_stag = b.stag;
+    w.remote_addr = MR_IOVA + 1000;
+    post(&A, &a.qp, true, &w, 1);
+    CHECK(cq_wait(&A, &B, &a.cq, &c));
+    CHECK(c.wr_id == 0xa2 && c.status == VFW_CQE_S_SUCCESS &&
+          c.opcode == VFW_CQE_OP_RDMA_WRITE);
+    g_get(&B, &b.mr, 1000, got, 6000);
+    CHECK(memcmp(got, pat, 6000) == 0);
+
+    /* RDMA READ: A pulls 5000 bytes of B's MR into its own */
+    uint8_t pat2[5000];
+    for (size_t i = 0; i < sizeof(pat2); i++)
+        pat2[i] = (uint8_t)(i ^ 0x5a);
+    g_put(&B, &b.mr, 9000, pat2, sizeof(pat2));
+    sge_wqe(&w, 0xa3, VFW_WQE_OP_RDMA_READ, a.stag, MR_IOVA + 10000, 5000);
+    w.remote_stag = b.stag;
+    w.remote_addr = MR_IOVA + 9000;
+    post(&A, &a.qp, true, &w, 1);
+    CHECK(cq_wait(&A, &B, &a.cq, &c));
+    CHECK(c.wr_id == 0xa3 && c.status == VFW_CQE_S_SUCCESS &&
+          c.opcode == VFW_CQE_OP_RDMA_READ);
+    g_get(&A, &a.mr, 10000, got, 5000);
+    CHECK(memcmp(got, pat2, 5000) == 0);
+
+    /* inline SEND */
+    sge_wqe(&w, 0xb0c, VFW_WQE_OP_RECV_, b.stag, MR_IOVA, 200);
+    post(&B, &b.qp, false, &w, 1);
+    memset(&w, 0, sizeof(w));
+    w.wr_id = 0xa4;
+    w.opcode = VFW_WQE_OP_SEND;
+    w.flags = VFW_WQE_F_SIGNALED | VFW_WQE_F_INLINE;
+    w.inline_len = 40;
+    memcpy(w.u.inline_data, "inline payload, forty bytes long.......", 40);
+    post(&A, &a.qp, true, &w, 1);
+    CHECK(cq_wait(&B, &A, &b.cq, &c));
+    CHECK(c.wr_id == 0xb0c && c.byte_len == 40);
+    g_get(&B, &b.mr, 0, got, 40);
+    CHECK(memcmp(got, "inline payload, forty bytes long.......", 40) == 0);
+    CHECK(cq_wait(&A, &B, &a.cq, &c) && c.wr_id == 0xa4);
+
+    /* CQ arm: the next CQE raises VFW_EQE_COMP for the CQ */
+    vfw_rnic_doorbell(R2, 0, 1 * VFW_DB_PAGE_SIZE + VFW_DB_CQ,
+                      b.cq.id | VFW_DB_CQ_ARM_NEXT, 4);
+    sge_wqe(&w, 0xb0d, VFW_WQE_OP_RECV_, b.stag, MR_IOVA, 200);
+    post(&B, &b.qp, false, &w, 1);
+    memset(&w, 0, sizeof(w));
+    w.wr_id = 0xa5;
+    w.opcode = VFW_WQE_OP_SEND;
+    w.flags = VFW_WQE_F_INLINE;   /* unsignaled */
+    w.inline_len = 4;
+    post(&A, &a.qp, true, &w, 1);
+    struct vfw_eqe e;
+    CHECK(eq_wait(&B, &A, VFW_EQE_COMP, &e, NULL));
+    CHECK(e.obj == b.cq.id);
+    CHECK(cq_poll(&B, &b.cq, &c) && c.wr_id == 0xb0d);
+
+    /* a doorbell through a page that does not own the QP is refused and
+     * nothing happens */
+    uint64_t refused = vfw_rnic_stat(R1, 1, VFW_RSTAT_DB_REFUSED);
+    memset(got, 0xee, 64);
+    g_put(&B, &b.mr, 12000, got, 64);
+    sge_wqe(&w, 0xa6, VFW_WQE_OP_RDMA_WRITE, a.stag, MR_IOVA + 100, 64);
+    w.remote_stag = b.stag;
+    w.remote_addr = MR_IOVA + 12000;
+    g_put(&A, &a.qp.sq, (uint64_t)(a.qp.sq_pi % 16) * VFW_WQE_SIZE, &w,
+          sizeof(w));
+    vfw_rnic_doorbell(R1, 1, 2 * VFW_DB_PAGE_SIZE + VFW_DB_SQ,
+                      a.qp.id | (uint32_t)(uint16_t)(a.qp.sq_pi + 1) << 16, 4);
+    CHECK(vfw_rnic_stat(R1, 1, VFW_RSTAT_DB_REFUSED) == refused + 1);
+    CHECK(reg_r(&A, VFW_REG_RSTAT(VFW_RSTAT_DB_REFUSED)) == refused + 1);
+    pump(&A, &B, 50);
+    CHECK(!cq_poll(&A, &a.cq, &c));
+    g_get(&B, &b.mr, 12000, got, 64);
+    for (int i = 0; i < 64; i++)
+        CHECK(got[i] == 0xee);
+    /* a producer index more than the depth ahead is refused too */
+    uint64_t bad = vfw_rnic_stat(R1, 1, VFW_RSTAT_DB_BAD);
+    vfw_rnic_doorbell(R1, 1, 1 * VFW_DB_PAGE_SIZE + VFW_DB_SQ,
+                      a.qp.id | (uint32_t)(uint16_t)(a.qp.sq_pi + 17) << 16,
+                      4);
+    CHECK(vfw_rnic_stat(R1, 1, VFW_RSTAT_DB_BAD) == bad + 1);
+
+    /* a remote READ with a bad STag: remote access error CQE at A, A's
+     * sink memory unchanged */
+    memset(got, 0xdd, 64);
+    g_put(&A, &a.mr, 13000, got, 64);
+    sge_wqe(&w, 0xa7, VFW_WQE_OP_RDMA_READ, a.stag, MR_IOVA + 13000, 64);
+    w.remote_stag = b.stag ^ 0x100;     /* another index */
+    w.remote_addr = MR_IOVA;
+    post(&A, &a.qp, true, &w, 1);
+    CHECK(cq_wait(&A, &B, &a.cq, &c));
+    CHECK(c.wr_id == 0xa7 && c.status == VFW_CQE_S_REM_ACCESS_ERR &&
+          c.opcode == VFW_CQE_OP_RDMA_READ);
+    g_get(&A, &a.mr, 13000, got, 64);
+    for (int i = 0; i < 64; i++)
+        CHECK(got[i] == 0xdd);
+    CHECK(eq_wait(&A, &B, VFW_EQE_QP_ERROR, &e, NULL) && e.obj == a.qp.id);
+    CHECK(e.term_etype == 1);   /* RDMAP remote protection error */
+    /* both sides see the connection end */
+    CHECK(eq_wait(&A, &B, VFW_EQE_CLOSE, &e, NULL) && e.obj == cep_a);
+    CHECK(eq_wait(&B, &A, VFW_EQE_CLOSE, &e, NULL) && e.obj == cep_b);
+    CHECK(used_of(R1, 0).conn == 0);
+
+    /* reset_fn leaves nothing allocated */
+    vfw_rnic_reset_fn(R1, 1);
+    struct vfw_aq_rdma_quota z;
+    memset(&z, 0, sizeof(z));
+    u = used_of(R1, 0);
+    CHECK(memcmp(&u, &z, sizeof(z)) == 0);
+    teardown();
+    return 0;
+}
+
+/* A remote WRITE with a bad STag: B's memory is unchanged, B terminates
+ * the connection, A's QP errors with the Terminate's cause and a WQE
+ * posted after it is flushed. */
+static int test_bad_stag_write(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    uint32_t cep_a, cep_b;
+    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    uint8_t got[64];
+    memset(got, 0xee, 64);
+    g_put(&B, &b.mr, 12000, got, 64);
+    struct vfw_wqe w;
+    sge_wqe(&w, 0xa6, VFW_WQE_OP_RDMA_WRITE, a.stag, MR_IOVA + 100, 64);
+    w.remote_stag = b.stag ^ 0x100;
+    w.remote_addr = MR_IOVA + 12000;
+    post(&A, &a.qp, true, &w, 1);
+    struct vfw_eqe e;
+    CHECK(eq_wait(&A, &B, VFW_EQE_QP_ERROR, &e, NULL) && e.obj == a.qp.id);
+    CHECK(e.term_etype == 1);   /* RDMAP remote protection error */
+    CHECK(eq_wait(&B, &A, VFW_EQE_QP_ERROR, &e, NULL) && e.obj == b.qp.id);
+    g_get(&B, &b.mr, 12000, got, 64);
+    for (int i = 0; i < 64; i++)
+        CHECK(got[i] == 0xee);
+    CHECK(vfw_rnic_stat(R2, 0, VFW_RSTAT_PROT_ERR) >= 1);
+    CHECK(reg_r(&B, VFW_REG_RSTAT(VFW_RSTAT_PROT_ERR)) >= 1);
+    sge_wqe(&w, 0xa8, VFW_WQE_OP_SEND, a.stag, MR_IOVA, 8);
+    post(&A, &a.qp, true, &w, 1);
+    struct vfw_cqe_hw c;
+    bool flushed = false;
+    for (int i = 0; i < 4 && cq_wait(&A, &B, &a.cq, &c); i++)
+        if (c.wr_id == 0xa8) {
+            flushed = c.status == VFW_CQE_S_WR_FLUSH_ERR;
+            break;
+        }
+    CHECK(flushed);
+    teardown();
+    return 0;
+}
+
+/* Reset of a function with a live connection: the peer sees the RST. */
+static int test_reset_with_connection(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    uint32_t cep_a, cep_b;
+    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    vfw_rnic_reset_fn(R1, 1);
+    struct vfw_eqe e;
+    CHECK(eq_wait(&B, &A, VFW_EQE_CLOSE, &e, NULL));
+    CHECK(e.obj == cep_b && e.status == VFW_CM_S_RESET);
+    /* B's QP is in ERROR; a posted receive is flushed */
+    struct vfw_wqe w;
+    sge_wqe(&w, 0xf1, VFW_WQE_OP_RECV_, b.stag, MR_IOVA, 100);
+    post(&B, &b.qp, false, &w, 1);
+    struct vfw_cqe_hw c;
+    CHECK(cq_wait(&B, &A, &b.cq, &c));
+    CHECK(c.wr_id == 0xf1 && c.status == VFW_CQE_S_WR_FLUSH_ERR);
+    /* A's registers are back to reset values, nothing is allocated */
+    CHECK(reg_r(&A, VFW_REG_RCQ_STATUS) == 0);
+    CHECK(reg_r(&A, VFW_REG_REQ_STATUS) == 0);
+    struct vfw_aq_rdma_quota z, u = used_of(R1, 0);
+    memset(&z, 0, sizeof(z));
+    CHECK(memcmp(&u, &z, sizeof(z)) == 0);
+    teardown();
+    return 0;
+}
+
+/* Graceful disconnect: CLOSING on A -> DISCONNECT on B, CLOSE on both. */
+static int test_graceful_close(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    /* receives posted before the connection exists; a Send rung before
+     * RTS waits in the ring */
+    struct vfw_wqe w;
+    sge_wqe(&w, 0xd1, VFW_WQE_OP_RECV_, b.stag, MR_IOVA, 100);
+    post(&B, &b.qp, false, &w, 1);
+    memset(&w, 0, sizeof(w));
+    w.wr_id = 0xd2;
+    w.opcode = VFW_WQE_OP_SEND;
+    w.flags = VFW_WQE_F_SIGNALED | VFW_WQE_F_INLINE;
+    w.inline_len = 5;
+    memcpy(w.u.inline_data, "early", 5);
+    post(&A, &a.qp, true, &w, 1);
+    pump(&A, &B, 5);
+    uint32_t cep_a, cep_b;
+    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    struct vfw_cqe_hw c;
+    CHECK(cq_wait(&B, &A, &b.cq, &c));
+    CHECK(c.wr_id == 0xd1 && c.status == VFW_CQE_S_SUCCESS && c.byte_len == 5);
+    uint8_t got[5];
+    g_get(&B, &b.mr, 0, got, 5);
+    CHECK(memcmp(got, "early", 5) == 0);
+    CHECK(cq_wait(&A, &B, &a.cq, &c) && c.wr_id == 0xd2);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_MODIFY };
+    d.u.qp_modify.qp = a.qp.id;
+    d.u.qp_modify.state = VFW_QPS_CLOSING;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    struct vfw_eqe e;
+    CHECK(eq_wait(&B, &A, VFW_EQE_DISCONNECT, &e, NULL) && e.obj == cep_b);
+    CHECK(eq_wait(&B, &A, VFW_EQE_CLOSE, &e, NULL) && e.obj == cep_b);
+    CHECK(eq_wait(&A, &B, VFW_EQE_CLOSE, &e, NULL) && e.obj == cep_a &&
+          e.status == VFW_CM_S_OK);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_QUERY;
+    d.u.qp_query.qp = a.qp.id;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(d.u.qp_query.state == VFW_QPS_IDLE ||
+          d.u.qp_query.state == VFW_QPS_ERROR);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_DESTROY;
+    d.u.qp_modify.qp = a.qp.id;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(used_of(R1, 0).qp == 0 && used_of(R1, 0).conn == 0);
+    teardown();
+    return 0;
+}
+
+/* Abortive disconnect: ERROR on B -> RST; CLOSE with RESET on both sides,
+ * A's posted receive flushed. */
+static int test_abortive_close(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    uint32_t cep_a, cep_b;
+    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    struct vfw_wqe w;
+    sge_wqe(&w, 0xc1, VFW_WQE_OP_RECV_, a.stag, MR_IOVA, 100);
+    post(&A, &a.qp, false, &w, 1);
+    pump(&A, &B, 5);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_MODIFY };
+    d.u.qp_modify.qp = b.qp.id;
+    d.u.qp_modify.state = VFW_QPS_ERROR;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    struct vfw_eqe e;
+    CHECK(eq_wait(&B, &A, VFW_EQE_CLOSE, &e, NULL));
+    CHECK(e.obj == cep_b && e.status == VFW_CM_S_RESET);
+    CHECK(eq_wait(&A, &B, VFW_EQE_CLOSE, &e, NULL));
+    CHECK(e.obj == cep_a && e.obj2 == a.qp.id && e.status == VFW_CM_S_RESET);
+    struct vfw_cqe_hw c;
+    CHECK(cq_wait(&A, &B, &a.cq, &c));
+    CHECK(c.wr_id == 0xc1 && c.status == VFW_CQE_S_WR_FLUSH_ERR &&
+          c.opcode == VFW_CQE_OP_RECV);
+    CHECK(used_of(R1, 0).conn == 0);
+    teardown();
+    return 0;
+}
+
+/* Connection quota and listener backlog on a VF: a LISTEN beyond the
+ * quota fails with NOSPC; a connection beyond the backlog is reset when
+ * its handshake completes (the active side sees CONNECT_REPLY RESET). */
+static int test_conn_quota_backlog(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    struct vfw_aq_rdma_quota qq = { .qp = 64, .cq = 128, .mr = 256,
+                                    .pd = 64, .mr_pages = 1000, .conn = 3 };
+    CHECK(vfw_rnic_set_quota(R1, 0, &qq) == VFW_AQ_S_OK);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_LISTEN };
+    d.u.listen.port = 7000;
+    d.u.listen.backlog = 1;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    struct d_qp q2;
+    CHECK(qp_make(&B, &q2, b.pd, b.cq.id, b.cq.id, 4, 1) == VFW_RCMD_S_OK);
+    uint32_t qps[2] = { b.qp.id, q2.id }, ceps[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&d, 0, sizeof(d));
+        d.opcode = VFW_RCMD_CONNECT;
+        d.u.connect.qp = qps[i];
+        memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 1 }, 4);
+        d.u.connect.rport = 7000;
+        memcpy(d.u.connect.dmac, A.mac, 6);
+        d.u.connect.mpa_rev = 2;
+        CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+        ceps[i] = d.u.connect.cep;
+        pump(&A, &B, 20);
+    }
+    struct vfw_eqe e;
+    CHECK(eq_wait(&A, &B, VFW_EQE_CONNECT_REQUEST, &e, NULL));
+    CHECK(used_of(R1, 0).conn == 2);
+    CHECK(eq_wait(&B, &A, VFW_EQE_CONNECT_REPLY, &e, NULL));
+    CHECK(e.obj == ceps[1] && e.status == VFW_CM_S_RESET);
+    /* quota 3: one more listener fits, the next does not */
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_LISTEN;
+    d.u.listen.port = 7001;
+    d.u.listen.backlog = 1;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    d.u.listen.port = 7002;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_NOSPC);
+    CHECK(used_of(R1, 0).conn == 3);
+    /* the PF cannot lower the quota below that */
+    qq.conn = 2;
+    CHECK(vfw_rnic_set_quota(R1, 0, &qq) == VFW_AQ_S_RANGE);
+    teardown();
+    return 0;
+}
+
+/* EQ overflow: with LEN entries unconsumed the next event is dropped and
+ * counted, nothing is overwritten. */
+static int test_eq_overflow(void)
+{
+    CHECK(setup() == 0);
+    drv_start(&A);                       /* EQ of 64 */
+    uint32_t pd;
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK);
+    struct d_cq cq;
+    CHECK(cq_make(&A, &cq, 256, 1) == VFW_RCMD_S_OK);
+    struct d_qp q;
+    CHECK(qp_make(&A, &q, pd, cq.id, cq.id, 4, 1) == VFW_RCMD_S_OK);
+    /* 70 COMP events: arm, then a malformed RQ WQE errors the QP and
+     * completes; re-arm, the QP is in ERROR so each RQ WQE is flushed */
+    struct vfw_wqe w;
+    for (int i = 0; i < 70; i++) {
+        vfw_rnic_doorbell(R1, 1, VFW_DB_PAGE_SIZE + VFW_DB_CQ,
+                          cq.id | VFW_DB_CQ_ARM_NEXT, 4);
+        memset(&w, 0, sizeof(w));
+        w.wr_id = (uint64_t)i;
+        w.flags = i == 0 ? 1 : 0;        /* the first one is malformed */
+        post(&A, &q, false, &w, 1);
+        pump(&A, NULL, 1);
+    }
+    CHECK(reg_r(&A, VFW_REG_REQ_PROD) == 64);
+    CHECK(reg_r(&A, VFW_REG_REQ_STATUS) & VFW_REQ_STATUS_OVERFLOW);
+    CHECK(vfw_rnic_stat(R1, 1, VFW_RSTAT_EQ_OVERFLOW) == 6);
+    struct vfw_eqe e;
+    for (int i = 0; i < 64; i++)
+        CHECK(eq_poll(&A, &e, NULL) && e.type == VFW_EQE_COMP);
+    CHECK(!eq_poll(&A, &e, NULL));
+    /* consumed: events flow again, second pass owner 0 */
+    vfw_rnic_doorbell(R1, 1, VFW_DB_PAGE_SIZE + VFW_DB_CQ,
+                      cq.id | VFW_DB_CQ_ARM_NEXT, 4);
+    memset(&w, 0, sizeof(w));
+    post(&A, &q, false, &w, 1);
+    pump(&A, NULL, 1);
+    CHECK(eq_poll(&A, &e, NULL) && e.type == VFW_EQE_COMP && e.owner == 0);
+    teardown();
+    return 0;
+}
+
+/* Connection refused (no listener): CONNECT_REPLY with REFUSED. And a
+ * listener's CONNECT_REQUEST answered with REJECT. */
+static int test_refused_and_rejected(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_CONNECT };
+    d.u.connect.qp = a.qp.id;
+    memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+    d.u.connect.rport = 6000;
+    memcpy(d.u.connect.dmac, B.mac, 6);
+    d.u.connect.mpa_rev = 2;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    uint32_t cep = d.u.connect.cep;
+    /* same QP again while connecting: state error */
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_STATE);
+    /* B's netdev gets the SYN (nobody listens on B's engine) and the test
+     * host drops it: A's SYNs time out (simulated seconds) */
+    struct vfw_eqe e;
+    bool got = false;
+    for (int i = 0; i < 400 && !got; i++) {
+        pump(&A, &B, 1);
+        sim_now += 1000000000ull;
+        while (!got && eq_poll(&A, &e, NULL))
+            got = e.type == VFW_EQE_CONNECT_REPLY;
+    }
+    CHECK(got);
+    CHECK(e.obj == cep && e.status == VFW_CM_S_TIMEOUT);
+    CHECK(used_of(R1, 0).conn == 0);
+
+    struct d_qp q2;
+    CHECK(qp_make(&A, &q2, a.pd, a.cq.id, a.cq.id, 4, 1) == VFW_RCMD_S_OK);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_LISTEN;
+    d.u.listen.port = 6001;
+    d.u.listen.backlog = 1;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    /* the same port twice */
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_ADDRINUSE);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_CONNECT;
+    d.u.connect.qp = q2.id;
+    memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+    d.u.connect.rport = 6001;
+    memcpy(d.u.connect.dmac, B.mac, 6);
+    d.u.connect.mpa_rev = 1;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    cep = d.u.connect.cep;
+    CHECK(eq_wait(&B, &A, VFW_EQE_CONNECT_REQUEST, &e, NULL));
+    uint64_t rj = g_alloc(&B, 64, 64);
+    memcpy(gm(&B, rj), "no", 2);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_REJECT;
+    d.u.reject.cep = e.obj;
+    d.u.reject.pdata_len = 2;
+    d.u.reject.pdata_addr = rj;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_NOENT);   /* the cep is gone */
+    uint8_t pdata[VFW_EQ_PDATA_SLOT];
+    CHECK(eq_wait(&A, &B, VFW_EQE_CONNECT_REPLY, &e, pdata));
+    CHECK(e.obj == cep && e.status == VFW_CM_S_REFUSED);
+    CHECK(e.pdata_len == 2 && memcmp(pdata, "no", 2) == 0);
+    /* the address withdrawn with a listener up: accepted; new listeners
+     * wait for the next address */
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_SET_ADDR;
+    d.u.set_addr.mtu = 1500;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_LISTEN;
+    d.u.listen.port = 6002;
+    d.u.listen.backlog = 1;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_STATE);
+    CHECK(set_addr(&B) == VFW_RCMD_S_OK);
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    teardown();
+    return 0;
+}
+
+/* CQ overflow: the driver never consumes; depth+1-th CQE is lost,
+ * VFW_EQE_CQ_ERROR raised. EQ overflow counted likewise. */
+static int test_cq_overflow(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    uint32_t cep_a, cep_b;
+    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    /* 32-entry CQ on A; the SQ holds 16: post 16, reap none, post 16 more */
+    struct vfw_wqe w;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 12; i++) {
+            sge_wqe(&w, (uint64_t)(round * 100 + i), VFW_WQE_OP_RDMA_WRITE,
+                    a.stag, MR_IOVA, 16);
+            w.remote_stag = b.stag;
+            w.remote_addr = MR_IOVA;
+            post(&A, &a.qp, true, &w, 1);
+        }
+        pump(&A, &B, 200);
+    }
+    CHECK(vfw_rnic_stat(R1, 1, VFW_RSTAT_CQ_OVERFLOW) >= 1);
+    struct vfw_eqe e;
+    CHECK(eq_wait(&A, &B, VFW_EQE_CQ_ERROR, &e, NULL) && e.obj == a.cq.id);
+    /* the CQ's QP went to ERROR */
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_QUERY };
+    d.u.qp_query.qp = a.qp.id;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(d.u.qp_query.state == VFW_QPS_ERROR);
+    /* the 32 CQEs written are intact */
+    struct vfw_cqe_hw c;
+    for (int i = 0; i < 32; i++) {
+        CHECK(cq_poll(&A, &a.cq, &c));
+        CHECK(c.wr_id == (uint64_t)((i / 12) * 100 + i % 12));
+    }
+    CHECK(!cq_poll(&A, &a.cq, &c));
+    teardown();
+    return 0;
+}
+
+/* Two VFs of one RNIC wired to each other (the eswitch between them): a
+ * connection between them, data, then the RNIC destroyed with the
+ * connection up (each teardown's RST reaches the other function). */
+static struct side *pair[3];
+static int pr_rd(void *c, unsigned fn, uint64_t a, void *b, size_t n)
+{ (void)c; return fn < 3 && pair[fn] ? sd_dma_read(pair[fn], fn, a, b, n) : -1; }
+static int pr_wr(void *c, unsigned fn, uint64_t a, const void *b, size_t n)
+{ (void)c; return fn < 3 && pair[fn] ? sd_dma_write(pair[fn], fn, a, b, n) : -1; }
+static void pr_irq(void *c, unsigned fn, unsigned v)
+{ (void)c; if (fn < 3 && pair[fn]) sd_irq(pair[fn], fn, v); }
+static void pr_out(void *c, unsigned fn, const uint8_t *f, size_t n)
+{ (void)c; if (fn < 3 && pair[fn]) sd_frame_out(pair[fn], fn, f, n); }
+static void pr_kick(void *c) { (void)c; }
+static const struct vfw_rnic_ops pair_ops = { pr_rd, pr_wr, pr_irq, pr_out,
+                                              sd_now, pr_kick, sd_timer };
+
+static int test_two_functions_one_rnic(void)
+{
+    CHECK(setup() == 0);
+    vfw_rnic_destroy(R1);
+    R1 = vfw_rnic_create(&pair_ops, NULL, 2);
+    CHECK(R1);
+    pair[1] = &A;
+    pair[2] = &B;
+    A.r = B.r = R1;
+    A.fn = 1; A.peer_fn = 2;
+    B.fn = 2; B.peer_fn = 1;
+    vfw_rnic_set_mac(R1, 1, A.mac);
+    vfw_rnic_set_mac(R1, 2, B.mac);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    uint32_t cep_a, cep_b;
+    g_rtr = 6;                           /* as the kernel driver asks */
+    int rc = connect_pair(&a, &b, &cep_a, &cep_b);
+    g_rtr = 1;
+    CHECK(rc == 0);
+    uint8_t pat[3000];
+    for (size_t i = 0; i < sizeof(pat); i++)
+        pat[i] = (uint8_t)(i * 13);
+    g_put(&B, &b.mr, 500, pat, sizeof(pat));
+    struct vfw_wqe w;
+    sge_wqe(&w, 0xe1, VFW_WQE_OP_RDMA_READ, a.stag, MR_IOVA + 6000, 3000);
+    w.remote_stag = b.stag;
+    w.remote_addr = MR_IOVA + 500;
+    post(&A, &a.qp, true, &w, 1);
+    struct vfw_cqe_hw c;
+    CHECK(cq_wait(&A, &B, &a.cq, &c));
+    CHECK(c.wr_id == 0xe1 && c.status == VFW_CQE_S_SUCCESS);
+    uint8_t got[3000];
+    g_get(&A, &a.mr, 6000, got, sizeof(got));
+    CHECK(memcmp(got, pat, sizeof(pat)) == 0);
+    /* VF 0's doorbell page cannot ring VF 1's QP: a different function */
+    uint64_t bad = vfw_rnic_stat(R1, 2, VFW_RSTAT_DB_BAD);
+    vfw_rnic_doorbell(R1, 2, VFW_DB_PAGE_SIZE + VFW_DB_SQ,
+                      77u | 1u << 16, 4);
+    CHECK(vfw_rnic_stat(R1, 2, VFW_RSTAT_DB_BAD) == bad + 1);
+    /* destroyed with the connection up: each function's RST reaches the
+     * other one through the "switch" while the RNIC goes away */
+    vfw_rnic_destroy(R1);
+    R1 = NULL;
+    pair[1] = pair[2] = NULL;
+    teardown();
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct unit_test t[] = {
+        { "registers", test_registers },
+        { "bad_commands", test_bad_commands },
+        { "malformed_wqe_and_irq_mask", test_malformed_wqe_and_irq_mask },
+        { "verbs_end_to_end", test_verbs_end_to_end },
+        { "bad_stag_write", test_bad_stag_write },
+        { "reset_with_connection", test_reset_with_connection },
+        { "graceful_close", test_graceful_close },
+        { "abortive_close", test_abortive_close },
+        { "conn_quota_backlog", test_conn_quota_backlog },
+        { "eq_overflow", test_eq_overflow },
+        { "refused_and_rejected", test_refused_and_rejected },
+        { "cq_overflow", test_cq_overflow },
+        { "two_functions_one_rnic", test_two_functions_one_rnic },
+    };
+    int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
+                       teardown);
+    teardown();
+    return rc;
+}
