@@ -39,7 +39,7 @@ def test_pf_module_loads_binds_and_unloads(lab2):
             log = lab2.ssh(name, "dmesg").stdout
             m = re.search(r"vfwarp adapter, hw interface v(\d+)\.(\d+), .*uplink (\w+), mac ([0-9a-f:]+)", log)
             assert m, log
-            assert m.group(1) == "1"
+            assert m.group(1) == "2"
             assert m.group(3) == "connected"
             assert m.group(4) == lab2.host(name).uplink_mac
         finally:

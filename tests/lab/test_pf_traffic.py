@@ -49,6 +49,7 @@ VF_UP = r"""
 set -eu
 PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
 D=/sys/bus/pci/devices/$PF
+modprobe -a ib_core ib_uverbs iw_cm   # vfwarp_vf is also an RDMA driver
 insmod %(mods)s/vfwarp_vf.ko
 echo 1 > $D/sriov_numvfs
 udevadm settle -t 20 || true

@@ -4,7 +4,11 @@
  * PF owns the switch; its VFs reach it through the PF state. This file
  * supplies DMA (pci_dma_* as the requesting function, so the IOMMU and the
  * function's Bus Master Enable apply), MSI-X, the uplink (the PF's NIC),
- * a virtual clock and per-function shaping timers.
+ * a virtual clock and per-function shaping timers. Frames the switch
+ * delivers to a function are first offered to its RDMA engine (rx_steer,
+ * vfwarp_rnic.c); the engine's frames enter here as the function's traffic
+ * (vfwarp_dp_fn_inject), and a change of a function's MAC is passed on to
+ * the engine (vfwarp_rnic_mac_changed).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -126,6 +130,14 @@ static void vfwarp_dp_timer_cb(void *opaque)
     vfw_dp_timer(t->g->dp, t->fn);
 }
 
+static bool vfwarp_dp_rx_steer(void *ctx, unsigned fn, const uint8_t *frame,
+                               size_t len)
+{
+    struct vfwarp_dp_glue *g = ctx;
+
+    return vfwarp_rnic_rx_steer(g->s, fn, frame, len);
+}
+
 static const struct vfw_dp_ops vfwarp_dp_ops = {
     .dma_read = vfwarp_dp_dma_read,
     .dma_write = vfwarp_dp_dma_write,
@@ -133,6 +145,7 @@ static const struct vfw_dp_ops vfwarp_dp_ops = {
     .uplink_tx = vfwarp_dp_uplink_tx,
     .now_ns = vfwarp_dp_now,
     .timer = vfwarp_dp_timer_req,
+    .rx_steer = vfwarp_dp_rx_steer,
 };
 
 #ifdef VFWARP_DP_ADMIN
@@ -180,6 +193,7 @@ static void vfwarp_dp_sync(struct vfwarp_dp_glue *g, bool stats)
             qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: VF %u config not "
                           "applied to the switch\n", vf);
         }
+        vfwarp_rnic_mac_changed(s, fn);
     }
 }
 
@@ -261,6 +275,10 @@ void vfwarp_dp_reset(VfwarpPFState *s)
         }
         vfw_dp_reset(s->dp->dp);
     }
+    /* VF MACs are back to their defaults. */
+    for (unsigned fn = 1; fn <= s->total_vfs; fn++) {
+        vfwarp_rnic_mac_changed(s, fn);
+    }
 }
 
 void vfwarp_dp_reset_fn(VfwarpPFState *s, struct vfw_func *f)
@@ -324,5 +342,26 @@ void vfwarp_dp_mmio_write(VfwarpPFState *s, struct vfw_func *f, hwaddr addr,
 int vfwarp_dp_set_vf(VfwarpPFState *s, unsigned vf,
                      const struct vfw_dp_vf_cfg *cfg)
 {
-    return s->dp ? vfw_dp_set_vf(s->dp->dp, vf, cfg) : -1;
+    int ret = s->dp ? vfw_dp_set_vf(s->dp->dp, vf, cfg) : -1;
+
+    vfwarp_rnic_mac_changed(s, VFW_DP_FN_VF(vf));
+    return ret;
+}
+
+void vfwarp_dp_fn_inject(VfwarpPFState *s, unsigned fn, const uint8_t *frame,
+                         size_t len)
+{
+    if (s->dp) {
+        vfw_dp_fn_inject(s->dp->dp, fn, frame, len);
+    }
+}
+
+bool vfwarp_dp_fn_mac(VfwarpPFState *s, unsigned fn, uint8_t mac[6])
+{
+    if (fn == VFW_DP_FN_PF) {
+        memcpy(mac, s->conf.macaddr.a, 6);
+        return true;
+    }
+    return s->dp && fn - 1 < s->total_vfs &&
+           vfw_dp_vf_mac(s->dp->dp, fn - 1, mac) == 0;
 }

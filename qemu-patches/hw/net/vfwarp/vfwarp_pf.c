@@ -6,6 +6,7 @@
  * know nothing of QEMU (the igb.c vs igb_core.c split): the register files
  * of the PF and its VFs live in adapter/src/func.c. The PF has BAR0 (the
  * identification block of include/vfwarp/vfwarp_regs.h), BAR2 (MSI-X),
+ * BAR4 (RDMA doorbells, include/vfwarp/vfwarp_rdma.h; every VF has one too),
  * FLR, ARI and the SR-IOV capability for up to VFW_SRIOV_TOTAL_VFS VFs
  * (vfwarp_vf.c) on its own bus; the uplink only counts frames so far.
  *
@@ -25,7 +26,9 @@
 #include "migration/vmstate.h"
 
 #include "vfwarp/vfwarp_regs.h"
+#include "vfwarp/vfwarp_rdma.h"
 #include "vfwarp.h"
+#include "vfw_rnic.h"
 
 /* Extended capabilities: ARI first (0x100), then SR-IOV. */
 #define VFWARP_ARI_OFFSET    0x100
@@ -38,6 +41,9 @@ uint64_t vfwarp_func_mmio_read(VfwarpPFState *s, struct vfw_func *f,
 
     if (vfwarp_dp_owns(addr)) {
         return vfwarp_dp_mmio_read(s, f, addr, size);
+    }
+    if (vfw_rnic_owns(addr)) {
+        return vfwarp_rnic_mmio_read(s, f, addr, size);
     }
     if (vfw_mbox_owns(addr)) {
         if (!vfw_mbox_read(&s->mbox, vfwarp_fn_number(f), addr, size, &val)) {
@@ -58,6 +64,10 @@ void vfwarp_func_mmio_write(VfwarpPFState *s, struct vfw_func *f,
 {
     if (vfwarp_dp_owns(addr)) {
         vfwarp_dp_mmio_write(s, f, addr, val, size);
+        return;
+    }
+    if (vfw_rnic_owns(addr)) {
+        vfwarp_rnic_mmio_write(s, f, addr, val, size);
         return;
     }
     if (vfw_mbox_owns(addr)) {
@@ -104,6 +114,26 @@ static void vfwarp_pf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     }
     vfwarp_func_mmio_write(s, vfw_func_pf(&s->fn), addr, val, size);
 }
+
+/* BAR4 of the PF: doorbell pages (write-only; reads return 0). */
+static uint64_t vfwarp_pf_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return 0;
+}
+
+static void vfwarp_pf_db_write(void *opaque, hwaddr addr, uint64_t val,
+                               unsigned size)
+{
+    vfwarp_rnic_doorbell(opaque, 0, addr, val, size);
+}
+
+static const MemoryRegionOps vfwarp_pf_db_ops = {
+    .read = vfwarp_pf_db_read,
+    .write = vfwarp_pf_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+};
 
 /* Mailbox interrupts: the PF's request vector or a VF's reply vector. */
 static void vfwarp_mbox_irq(void *opaque, unsigned fn, unsigned vector)
@@ -193,9 +223,15 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
     if (!vfwarp_dp_init(s, errp)) {
         return;
     }
+    if (!vfwarp_rnic_init(s, errp)) {
+        vfwarp_dp_exit(s);
+        return;
+    }
     if (vfw_admin_init(&s->admin, &(struct vfw_admin_ops) {
                            .dma_read = vfwarp_pf_admin_dma_read,
                            .dma_write = vfwarp_pf_admin_dma_write,
+                           .rdma_quota_set = vfwarp_rnic_quota_set,
+                           .rdma_quota_get = vfwarp_rnic_quota_get,
                            .opaque = s }, s->total_vfs)) {
         error_setg(errp, "vfwarp: cannot set up the admin queue");
         return;
@@ -216,6 +252,10 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
     memory_region_init(&s->msix, OBJECT(s), "vfwarp-msix", VFW_MSIX_BAR_SIZE);
     pci_register_bar(pdev, VFW_MSIX_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->msix);
+    memory_region_init_io(&s->db, OBJECT(s), &vfwarp_pf_db_ops, s,
+                          "vfwarp-bar4-doorbells", VFW_DB_BAR_SIZE);
+    pci_register_bar(pdev, VFW_DB_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
 
     if (pcie_endpoint_cap_init(pdev, 0xa0) < 0) {
         error_setg(errp, "vfwarp: cannot add the PCIe capability");
@@ -249,6 +289,10 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
                                   PCI_BASE_ADDRESS_MEM_TYPE_64 |
                                   PCI_BASE_ADDRESS_MEM_PREFETCH,
                                   VFW_MSIX_BAR_SIZE);
+        pcie_sriov_pf_init_vf_bar(pdev, VFW_DB_BAR,
+                                  PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                                  PCI_BASE_ADDRESS_MEM_PREFETCH,
+                                  VFW_DB_BAR_SIZE);
     }
 
     s->nic = qemu_new_nic(&vfwarp_pf_net_info, &s->conf,
@@ -267,6 +311,7 @@ static void vfwarp_pf_exit(PCIDevice *pdev)
     vfwarp_pf_cleanup_msix(pdev);
     pcie_cap_exit(pdev);
     qemu_del_nic(s->nic);
+    vfwarp_rnic_exit(s);    /* before the data path its frames go to */
     vfwarp_dp_exit(s);
 }
 
@@ -278,6 +323,7 @@ static void vfwarp_pf_reset(DeviceState *dev)
 
     vfw_func_dev_reset(&s->fn);
     vfwarp_dp_reset(s);
+    vfwarp_rnic_reset(s);
     vfw_admin_reset(&s->admin);
     vfw_mbox_reset(&s->mbox);
     if (s->nic) {

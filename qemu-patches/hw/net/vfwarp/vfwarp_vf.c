@@ -3,7 +3,8 @@
  *
  * The PF creates its VFs (pcie_sriov_pf_init); each VF has BAR0 (the
  * register file, served by adapter/src/func.c with the VF's own state in
- * the PF's function table), BAR2 (MSI-X), ARI and FLR.
+ * the PF's function table), BAR2 (MSI-X, VFW_VF_MSIX_VECTORS), BAR4 (RDMA
+ * doorbells of this VF, served by the PF's RNIC), ARI and FLR.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -18,6 +19,7 @@
 #include "migration/vmstate.h"
 
 #include "vfwarp/vfwarp_regs.h"
+#include "vfwarp/vfwarp_rdma.h"
 #include "vfwarp.h"
 
 OBJECT_DECLARE_SIMPLE_TYPE(VfwarpVFState, VFWARP_VF)
@@ -26,7 +28,15 @@ struct VfwarpVFState {
     PCIDevice parent_obj;
     MemoryRegion mmio;
     MemoryRegion msix;
+    MemoryRegion db;
 };
+
+/* The table and PBA of VFW_VF_MSIX_VECTORS entries must fit in BAR2. */
+QEMU_BUILD_BUG_ON(VFW_MSIX_TABLE_OFFSET + VFW_VF_MSIX_VECTORS * PCI_MSIX_ENTRY_SIZE
+                  > VFW_MSIX_PBA_OFFSET);
+QEMU_BUILD_BUG_ON(VFW_MSIX_PBA_OFFSET + DIV_ROUND_UP(VFW_VF_MSIX_VECTORS, 64) * 8
+                  > VFW_MSIX_BAR_SIZE);
+QEMU_BUILD_BUG_ON(VFW_MSIX_VEC_RDMA_EQ >= VFW_VF_MSIX_VECTORS);
 
 /* The owning PF's state and this VF's function; NULL if inconsistent. */
 static VfwarpPFState *vfwarp_vf_pf(PCIDevice *vf, struct vfw_func **f)
@@ -63,6 +73,31 @@ static void vfwarp_vf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     }
 }
 
+/* BAR4: this VF's doorbell pages (write-only; reads return 0). */
+static uint64_t vfwarp_vf_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return 0;
+}
+
+static void vfwarp_vf_db_write(void *opaque, hwaddr addr, uint64_t val,
+                               unsigned size)
+{
+    struct vfw_func *f;
+    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(opaque), &f);
+
+    if (s) {
+        vfwarp_rnic_doorbell(s, vfwarp_fn_number(f), addr, val, size);
+    }
+}
+
+static const MemoryRegionOps vfwarp_vf_db_ops = {
+    .read = vfwarp_vf_db_read,
+    .write = vfwarp_vf_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+};
+
 static const MemoryRegionOps vfwarp_vf_mmio_ops = {
     .read = vfwarp_vf_mmio_read,
     .write = vfwarp_vf_mmio_write,
@@ -97,6 +132,10 @@ static void vfwarp_vf_realize(PCIDevice *dev, Error **errp)
                        VFW_MSIX_BAR_SIZE);
     pci_register_bar(dev, VFW_MSIX_BAR, PCI_BASE_ADDRESS_MEM_TYPE_64 |
                      PCI_BASE_ADDRESS_MEM_PREFETCH, &v->msix);
+    memory_region_init_io(&v->db, OBJECT(dev), &vfwarp_vf_db_ops, dev,
+                          "vfwarp-vf-bar4-doorbells", VFW_DB_BAR_SIZE);
+    pci_register_bar(dev, VFW_DB_BAR, PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &v->db);
 
     ret = msix_init(dev, VFW_VF_MSIX_VECTORS, &v->msix, VFW_MSIX_BAR,
                     VFW_MSIX_TABLE_OFFSET, &v->msix, VFW_MSIX_BAR,
@@ -135,6 +174,7 @@ static void vfwarp_vf_reset(DeviceState *dev)
     if (s) {
         vfw_func_reset(f);
         vfwarp_dp_reset_fn(s, f);
+        vfwarp_rnic_reset_fn(s, vfwarp_fn_number(f));
         vfw_mbox_reset_vf(&s->mbox, f->index);
     }
 }
