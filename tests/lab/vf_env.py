@@ -25,6 +25,10 @@ H=%(h)d
 PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
 D=/sys/bus/pci/devices/$PF
 dmesg -C
+# the RDMA core of the guest kernel (vfwarp_vf registers an iWARP ib_device)
+modprobe -a ib_core iw_cm ib_uverbs rdma_cm rdma_ucm
+# the rdma-core provider, if built (lab/build-provider.sh)
+if [ -x /mnt/vfwarp/rdma-core/install.sh ]; then /mnt/vfwarp/rdma-core/install.sh; fi
 insmod %(mods)s/vfwarp_pf.ko
 insmod %(mods)s/vfwarp_vf.ko
 echo %(n)d > $D/sriov_numvfs
