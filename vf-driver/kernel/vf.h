@@ -14,13 +14,17 @@
 #include <linux/workqueue.h>
 
 #include "vfw_eth.h"
+#include "vfwarp/vfwarp_regs.h"
 
 #define VFW_VF_DRV_NAME		"vfwarp_vf"
 #define VFW_VF_VEC_LINK		0
 #define VFW_VF_VEC_RX		1
 #define VFW_VF_VEC_TX		2
 #define VFW_VF_VEC_MBOX		3
-#define VFW_VF_NUM_VEC		4
+#define VFW_VF_MIN_VEC		4	/* the Ethernet part */
+#define VFW_VF_NUM_VEC		VFW_VF_MSIX_VECTORS	/* + 4: RDMA event queue */
+
+struct vfw_ib_dev;
 
 struct vfw_vf {
 	struct vfw_eth eth;
@@ -31,6 +35,8 @@ struct vfw_vf {
 	u32 mbx_seq;
 	struct work_struct rx_mode_work;
 	struct work_struct mac_work;	/* take on a MAC the PF set */
+	int nvec;			/* MSI-X vectors we got */
+	struct vfw_ib_dev *ib;		/* iWARP device (vf_ib_*.c), or NULL */
 };
 
 /* vf_mbox.c: requests the PF decides; they sleep (errno on refusal) */
@@ -45,5 +51,11 @@ void vfw_vf_rx_mode_work(struct work_struct *work);
 int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index);
 void vfw_vf_netdev_remove(struct pci_dev *pdev);
 extern const struct pci_error_handlers vfw_vf_err_handlers;
+
+/* vf_ib_main.c: the iWARP ib_device beside the netdev */
+int vfw_ib_probe(struct vfw_vf *vf);
+void vfw_ib_remove(struct vfw_vf *vf);
+void vfw_ib_reset_prepare(struct vfw_vf *vf);
+void vfw_ib_reset_done(struct vfw_vf *vf);
 
 #endif /* VFW_VF_H */

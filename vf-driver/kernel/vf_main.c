@@ -6,7 +6,7 @@
  * hardware interface (include/vfwarp/vfwarp_regs.h) and that FUNC_INFO says
  * this function is a VF, and report it; then the Ethernet netdev
  * (vf_netdev.c, rings in common/kernel/vfw_eth.c, requests to the PF in
- * vf_mbox.c). The iWARP ib_device comes later.
+ * vf_mbox.c), then the iWARP ib_device beside it (vf_ib_*.c).
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -84,3 +84,5 @@ module_pci_driver(vfw_vf_driver);
 
 MODULE_DESCRIPTION("vfwarp SR-IOV iWARP adapter: virtual function");
 MODULE_LICENSE("GPL");
+/* user verbs need ib_uverbs; rdma_cm/iw_cm bind as ib_core clients */
+MODULE_SOFTDEP("pre: ib_uverbs iw_cm rdma_cm");

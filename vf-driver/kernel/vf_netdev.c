@@ -226,12 +226,14 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 	INIT_WORK(&vf->mac_work, vfw_vf_mac_work);
 	pci_set_drvdata(pdev, vf);
 
-	nvec = pci_alloc_irq_vectors(pdev, VFW_VF_NUM_VEC, VFW_VF_NUM_VEC,
+	/* 2.0: 8 vectors (4 = RDMA event queue); Ethernet needs the first 4 */
+	nvec = pci_alloc_irq_vectors(pdev, VFW_VF_MIN_VEC, VFW_VF_NUM_VEC,
 				     PCI_IRQ_MSIX);
 	if (nvec < 0) {
 		err = nvec;
 		goto err_free;
 	}
+	vf->nvec = nvec;
 	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK),
 			  vfw_vf_link_irq, 0, "vfwarp_vf-link", vf);
 	if (err)
@@ -271,6 +273,10 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 		goto err_napi;
 	netdev_info(netdev, "vfwarp VF %u netdev, mac %pM\n", index,
 		    netdev->dev_addr);
+	/* RDMA is an addition: without it the netdev still works */
+	err = vfw_ib_probe(vf);
+	if (err)
+		dev_warn(&pdev->dev, "no iWARP device: %d\n", err);
 	return 0;
 
 err_napi:
@@ -299,6 +305,7 @@ void vfw_vf_netdev_remove(struct pci_dev *pdev)
 	if (!vf)
 		return;
 	eth = &vf->eth;
+	vfw_ib_remove(vf);		/* the ib_device before its netdev */
 	unregister_netdev(eth->netdev);
 	cancel_work_sync(&vf->rx_mode_work);
 	netif_napi_del(&eth->napi);
@@ -320,6 +327,7 @@ static void vfw_vf_reset_prepare(struct pci_dev *pdev)
 
 	if (!vf)
 		return;
+	vfw_ib_reset_prepare(vf);
 	rtnl_lock();
 	netif_device_detach(vf->eth.netdev);
 	if (netif_running(vf->eth.netdev))
@@ -342,6 +350,7 @@ static void vfw_vf_reset_done(struct pci_dev *pdev)
 		netdev_err(vf->eth.netdev, "cannot restart after reset\n");
 	netif_device_attach(vf->eth.netdev);
 	rtnl_unlock();
+	vfw_ib_reset_done(vf);
 }
 
 const struct pci_error_handlers vfw_vf_err_handlers = {

@@ -1,0 +1,1 @@
+#include "vfw_ktest.c"
