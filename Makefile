@@ -12,7 +12,7 @@ PYTEST  := $(PYTHON) tools/run-pytest
 CORES   := vswitch adapter
 FUZZ_SMOKE_RUNS ?= 2000
 
-.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider siw clean clean-cache
+.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider siw tools clean clean-cache
 
 all: check
 
@@ -43,8 +43,11 @@ provider: image
 # peer of the interop tests, from the guest kernel package's own source.
 siw: image
 	@lab/build-siw.sh
+# Verbs test programs (tools/verbs/) for the lab hosts, built in the image.
+tools: image
+	@lab/build-tools.sh
 
-lab-test: qemu modules provider siw pydeps
+lab-test: qemu modules provider siw tools pydeps
 	@$(PYTEST) tests/lab
 
 # Interop of the adapter's TCP and iWARP engine with Linux over a TAP device
@@ -70,9 +73,13 @@ bench-native: deps
 	@set -e; for c in $(CORES); do \
 	  if [ -f $$c/Makefile ]; then echo "==> make -C $$c bench"; $(MAKE) -s -C $$c bench; fi; done
 
-# Boots two lab hosts: iperf3 VF-to-VF across the wire next to virtio-net.
-bench-lab: qemu modules provider pydeps
+# Boots two lab hosts: iperf3 VF-to-VF across the wire next to virtio-net;
+# then iWARP RDMA through the VFs next to virtio-net TCP, VF TCP and siw
+# (JSON + PNG plot; matplotlib from PyPI for the plot).
+bench-lab: qemu modules provider siw pydeps
 	@echo "==> VF-to-VF iperf3 vs virtio-net (lab)"; $(PYTHON) bench/vf_iperf.py --secs 5 --reps 3
+	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || $(PYTHON) -m pip install -q matplotlib
+	@echo "==> iWARP RDMA through VFs vs virtio-net TCP, VF TCP, siw (lab)"; $(PYTHON) bench/verbs_bench.py --secs 3
 
 clean:
 	rm -rf build

@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): iWARP RDMA through the VFs next to the paths it
+replaces, between the same two lab hosts in one run (issue 14):
+
+  rdma_vf     ib_write_bw -R between VF0 of h1 and VF0 of h2 (the adapter's
+              engine, kernel bypass; bytes move by the adapter's DMA)
+  tcp_virtio  iperf3 over virtio-net on a second wire (the host vswitch path)
+  tcp_vf      iperf3 over the VF netdevs (the guest's TCP over the adapter)
+  siw_virtio  ib_write_bw -R over Linux siw on the virtio-net netdevs
+
+per message size, unidirectional and bidirectional, with the hosts' CPU
+busy share (sampled from /proc/stat on both hosts around each run; each host
+has one vCPU) turned into CPU-seconds per GB moved. Latency: 8-byte
+ib_write_lat -R and ib_send_lat -R through the VFs next to sockperf
+ping-pong (TCP) over virtio-net and over the VFs.
+
+    python3 bench/verbs_bench.py [--secs 3] [--sizes 64,1024,...] [--quick]
+
+Writes bench/results/verbs.json (figures, units, the commands, the machine)
+and bench/results/verbs.png. Needs `make qemu modules provider siw`.
+Under TCG every figure is far below silicon; the ratios measured in the same
+run are the point.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TOP / "lab"))
+sys.path.insert(0, str(TOP / "tests" / "lab"))
+from vfwarp_lab import Image, Lab  # noqa: E402
+import vf_env as vt  # noqa: E402
+
+SIZES = [64, 256, 1024, 4096, 16384, 65536, 262144]
+VIO = {"h1": "10.78.0.1", "h2": "10.78.0.2"}
+VF = {"h1": vt.addr("h1", 0), "h2": vt.addr("h2", 0)}
+
+VIO_SETUP = r"""
+set -eu
+nd=$(grep -l '^52:54:00:01:00:' /sys/class/net/*/address | head -n1 | xargs dirname | xargs basename)
+ip netns add vio
+ip link set dev $nd netns vio
+ip -n vio addr add %(ip)s/24 dev $nd
+ip -n vio link set lo up
+ip -n vio link set $nd up
+modprobe -a ib_uverbs libcrc32c
+insmod /mnt/vfwarp/modules/siw.ko
+rdma link add siw0 type siw netdev $nd 2>/dev/null || ip netns exec vio rdma link add siw0 type siw netdev $nd
+for i in $(seq 50); do rdma link show siw0/1 | grep -q ACTIVE && break; sleep 0.2; done
+rdma link show siw0/1
+"""
+
+
+def cpu_sample(lab):
+    """(busy, total) jiffies of each host."""
+    out = {}
+    for h in vt.HOSTS:
+        f = [int(x) for x in lab.ssh(h, "head -n1 /proc/stat").stdout.split()[1:]]
+        idle = f[3] + f[4]
+        out[h] = (sum(f) - idle, sum(f))
+    return out
+
+
+def cpu_busy(a, b):
+    """Busy share 0..1 per host between samples a and b."""
+    return {h: (b[h][0] - a[h][0]) / max(1, b[h][1] - a[h][1]) for h in a}
+
+
+def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra=""):
+    """Run perftest `tool` -R: server on h2, client on h1, in namespaces
+    dev_ns; returns (MB/s or usec, cpu busy per host, client output)."""
+    log = f"/tmp/{tool}-srv.log"
+    lab.ssh("h2", f"pkill -x {tool}; rm -f {log}", check=False)
+    dur = f"-D {secs}" if "_bw" in tool else f"-n {max(100, secs * 200)}"
+    cmd = f"{tool} -R -F -s {size} {dur} {extra}"
+    lab.ssh("h2", f"ip netns exec {dev_ns} setsid timeout {secs + 90} {cmd} "
+                  f">{log} 2>&1 </dev/null &")
+    time.sleep(2)
+    a = cpu_sample(lab)
+    r = lab.ssh("h1", f"ip netns exec {dev_ns} timeout {secs + 90} {cmd} {srv_ip}",
+                check=False, timeout=secs + 150)
+    b = cpu_sample(lab)
+    if r.returncode != 0:
+        raise RuntimeError(f"{cmd}: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-1000:]}\n"
+                           + lab.ssh("h2", f"cat {log}", check=False).stdout[-2000:])
+    line = [ln for ln in r.stdout.splitlines() if re.match(rf"^\s*{size}\s+\d+\s+[\d.]", ln)]
+    if not line:
+        raise RuntimeError(f"{cmd}: no result line\n{r.stdout[-2000:]}")
+    cols = line[-1].split()
+    # bw: #bytes #iterations BW_peak BW_average MsgRate; lat: #bytes #iter t_min t_max t_typical t_avg ...
+    val = float(cols[3]) if "_bw" in tool else float(cols[5])
+    return val, cpu_busy(a, b), cmd
+
+
+def iperf(lab, ns, dst, size, secs, bidir):
+    lab.ssh("h2", f"pkill -x iperf3; ip netns exec {ns} setsid timeout {secs + 60} iperf3 -s -1 "
+                  ">/tmp/iperf3-s.log 2>&1 < /dev/null &", check=False)
+    time.sleep(1)
+    a = cpu_sample(lab)
+    cmd = f"iperf3 -c {dst} -t {secs} -l {size} -J" + (" --bidir" if bidir else "")
+    r = lab.ssh("h1", f"ip netns exec {ns} timeout {secs + 60} {cmd}", timeout=secs + 120)
+    b = cpu_sample(lab)
+    end = json.loads(r.stdout)["end"]
+    bps = end["sum_received"]["bits_per_second"]
+    if bidir:
+        bps += end.get("sum_received_bidir_reverse", {}).get("bits_per_second", 0)
+    return bps / 8e6, cpu_busy(a, b), cmd
+
+
+def sockperf(lab, ns, dst, secs):
+    lab.ssh("h2", f"pkill -x sockperf; ip netns exec {ns} setsid timeout {secs + 60} "
+                  f"sockperf sr --tcp -i {dst} >/tmp/sockperf-s.log 2>&1 < /dev/null &", check=False)
+    time.sleep(1)
+    cmd = f"sockperf pp --tcp -i {dst} -m 14 -t {secs}"
+    r = lab.ssh("h1", f"ip netns exec {ns} timeout {secs + 60} {cmd}", timeout=secs + 120)
+    lab.ssh("h2", "pkill -x sockperf", check=False)
+    m = re.search(r"avg-latency=([\d.]+)", r.stdout) or re.search(r"avg-lat=\s*([\d.]+)", r.stdout)
+    if not m:
+        raise RuntimeError(f"{cmd}: no latency\n{r.stdout[-2000:]}")
+    return float(m.group(1)), cmd
+
+
+def cpu_s_per_gb(mbps, busy, secs):
+    """Both hosts' CPU-seconds per GB moved (each host: one vCPU)."""
+    gb = mbps * secs / 1000.0
+    return round(sum(busy.values()) * secs / gb, 3) if gb > 0 else None
+
+
+def plot(res, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no plot (pip install matplotlib)")
+        return
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+    for key, style in (("rdma_vf", "o-"), ("tcp_virtio", "s--"), ("tcp_vf", "^-."),
+                       ("siw_virtio", "d:")):
+        for mode, alpha in (("uni", 1.0), ("bi", 0.45)):
+            pts = [(r["size"], r["MBps"], r["cpu_s_per_GB"]) for r in res["throughput"]
+                   if r["path"] == key and r["mode"] == mode]
+            if not pts:
+                continue
+            xs = [p[0] for p in pts]
+            ax[0].plot(xs, [p[1] for p in pts], style, alpha=alpha, label=f"{key} {mode}")
+            ax[1].plot(xs, [p[2] for p in pts], style, alpha=alpha, label=f"{key} {mode}")
+    for a_, t, y in ((ax[0], "throughput h1 -> h2", "MB/s"),
+                     (ax[1], "CPU per GB moved (both hosts)", "CPU-seconds / GB")):
+        a_.set_xscale("log", base=2)
+        a_.set_xlabel("message / write size (bytes)")
+        a_.set_ylabel(y)
+        a_.set_title(t)
+        a_.grid(True, alpha=0.3)
+    ax[1].set_yscale("log")
+    ax[0].legend(fontsize=7)
+    fig.suptitle("vfwarp lab (TCG): VF iWARP RDMA WRITE vs TCP over virtio-net, TCP over VF, siw")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--secs", type=int, default=3)
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--quick", action="store_true", help="64 KiB only, unidirectional")
+    a = ap.parse_args()
+    sizes = [65536] if a.quick else [int(s) for s in a.sizes.split(",")]
+    modes = ["uni"] if a.quick else ["uni", "bi"]
+    lab = Lab(Path(tempfile.mkdtemp(prefix="vfw-verbs-bench-")), image=Image.default())
+    res = {"throughput": [], "latency": []}
+    t0 = time.time()
+    try:
+        lab.up(2, virtio_wire=True)
+        for h in vt.HOSTS:
+            lab.ssh(h, vt.SETUP % {"h": int(h[1:]), "pf": vt.PF_ID, "mods": vt.MODS, "n": 1},
+                    timeout=300)
+            lab.ssh(h, VIO_SETUP % {"ip": VIO[h]}, timeout=120)
+        total = len(sizes) * len(modes) * 4
+        n = 0
+        for size in sizes:
+            for mode in modes:
+                bi = mode == "bi"
+                runs = (
+                    ("rdma_vf", lambda: perftest(lab, "ib_write_bw", "vf0", VF["h2"], size, a.secs,
+                                                 "-b" if bi else "")),
+                    ("tcp_virtio", lambda: iperf(lab, "vio", VIO["h2"], size, a.secs, bi)),
+                    ("tcp_vf", lambda: iperf(lab, "vf0", VF["h2"], size, a.secs, bi)),
+                    ("siw_virtio", lambda: perftest(lab, "ib_write_bw", "vio", VIO["h2"], size,
+                                                    a.secs, "-d siw0" + (" -b" if bi else ""))),
+                )
+                for key, fn in runs:
+                    n += 1
+                    try:
+                        mbps, busy, cmd = fn()
+                    except (RuntimeError, ValueError, KeyError) as e:
+                        print(f"[{n}/{total}] {key} {mode} {size} B: FAILED: {str(e)[:300]}",
+                              flush=True)
+                        res["throughput"].append({"path": key, "mode": mode, "size": size,
+                                                  "error": str(e)[:500]})
+                        continue
+                    rec = {"path": key, "mode": mode, "size": size, "MBps": round(mbps, 2),
+                           "cpu_busy": {h: round(v, 3) for h, v in busy.items()},
+                           "cpu_s_per_GB": cpu_s_per_gb(mbps, busy, a.secs), "command": cmd}
+                    res["throughput"].append(rec)
+                    print(f"[{n}/{total}, {time.time() - t0:.0f}s] {key:10s} {mode} {size:7d} B: "
+                          f"{mbps:8.2f} MB/s, CPU h1 {busy['h1']:.0%} h2 {busy['h2']:.0%}",
+                          flush=True)
+        for tool in ("ib_write_lat", "ib_send_lat"):
+            try:
+                us, _, cmd = perftest(lab, tool, "vf0", VF["h2"], 8, a.secs, "-I 8")
+                res["latency"].append({"path": "rdma_vf", "tool": tool, "usec_avg": us,
+                                       "command": cmd})
+                print(f"{tool} 8 B through the VFs: {us} usec", flush=True)
+            except RuntimeError as e:
+                res["latency"].append({"path": "rdma_vf", "tool": tool, "error": str(e)[:500]})
+                print(f"{tool}: FAILED {str(e)[:300]}")
+        for key, ns, dst in (("tcp_virtio", "vio", VIO["h2"]), ("tcp_vf", "vf0", VF["h2"])):
+            try:
+                us, cmd = sockperf(lab, ns, dst, a.secs)
+                res["latency"].append({"path": key, "tool": "sockperf pp --tcp", "usec_avg": us,
+                                       "command": cmd})
+                print(f"sockperf TCP ping-pong {key}: {us} usec", flush=True)
+            except RuntimeError as e:
+                res["latency"].append({"path": key, "tool": "sockperf", "error": str(e)[:500]})
+                print(f"sockperf {key}: FAILED {str(e)[:300]}")
+    finally:
+        lab.down()
+
+    def fig(path, mode, size):
+        for r in res["throughput"]:
+            if r["path"] == path and r["mode"] == mode and r["size"] == size and "MBps" in r:
+                return r
+        return None
+
+    ratios = {}
+    for size in sizes:
+        if size < 65536:
+            continue
+        rd, vio, siw = fig("rdma_vf", "uni", size), fig("tcp_virtio", "uni", size), \
+            fig("siw_virtio", "uni", size)
+        if rd and vio:
+            ratios[f"rdma_over_virtio_tcp_{size}"] = round(rd["MBps"] / vio["MBps"], 2)
+            if rd["cpu_s_per_GB"] and vio["cpu_s_per_GB"]:
+                ratios[f"cpu_per_GB_rdma_over_virtio_tcp_{size}"] = \
+                    round(rd["cpu_s_per_GB"] / vio["cpu_s_per_GB"], 3)
+        if rd and siw:
+            ratios[f"rdma_over_siw_{size}"] = round(rd["MBps"] / siw["MBps"], 2)
+            if rd["cpu_s_per_GB"] and siw["cpu_s_per_GB"]:
+                ratios[f"cpu_per_GB_rdma_over_siw_{size}"] = \
+                    round(rd["cpu_s_per_GB"] / siw["cpu_s_per_GB"], 3)
+    lat = {r["tool"] + ":" + r["path"]: r.get("usec_avg") for r in res["latency"]}
+    if lat.get("ib_write_lat:rdma_vf") and lat.get("sockperf pp --tcp:tcp_virtio"):
+        ratios["write_lat_over_virtio_tcp_rr"] = round(
+            lat["ib_write_lat:rdma_vf"] / lat["sockperf pp --tcp:tcp_virtio"], 3)
+    out = {
+        "figure": "iWARP RDMA through VFs vs TCP over virtio-net, TCP over VFs, siw over virtio-net",
+        "targets": "rdma >= 4x virtio TCP at >= 64 KiB; latency <= 1/5; >= 3x siw; CPU/GB <= 1/10",
+        "ratios": ratios,
+        "throughput": res["throughput"],
+        "latency": res["latency"],
+        "command": "python3 bench/verbs_bench.py " + " ".join(sys.argv[1:]),
+        "setup": "2 lab hosts (TCG, 1 vCPU, 2 GiB each); VF0 of each host in netns vf0; "
+                 "virtio-net NICs on a second dgram wire in netns vio (siw0 on them); "
+                 f"{a.secs} s per run; server on h2, client on h1",
+        "machine": {"cpu": platform.processor() or platform.machine(),
+                    "cores": os.cpu_count(), "kernel": platform.release(),
+                    "loadavg": os.getloadavg()},
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "wall_s": round(time.time() - t0),
+    }
+    rdir = TOP / "bench" / "results"
+    rdir.mkdir(parents=True, exist_ok=True)
+    (rdir / "verbs.json").write_text(json.dumps(out, indent=1) + "\n")
+    plot(out, rdir / "verbs.png")
+    print(json.dumps({"ratios": ratios, "latency": res["latency"]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Build the verbs test tools (tools/verbs/*.c, librdmacm + libibverbs) for the
+# lab hosts, inside the image's root file system used as a chroot (it has
+# libibverbs-dev and librdmacm-dev), like build-provider.sh. Warnings fail the
+# build. Output in build/guest/tools/ (shared into every host at
+# /mnt/vfwarp/tools/). Small and fast: rebuilt whenever a source changed.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+img=$("$VFW_TOP/lab/build-image.sh" | tail -n1)
+root="$img/rootfs"
+out="$VFW_TOP/build/guest/tools"
+mkdir -p "$out"
+stamp="$out/.key"
+key=$( { vfw_hash_paths tools/verbs lab/build-tools.sh; basename "$img"; } |
+       sha256sum | cut -c1-16)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+  echo "verbs tools up to date: $out"
+  exit 0
+fi
+rm -f "$stamp"
+step "Building the verbs tools (chroot)"
+start=$SECONDS
+for src in "$VFW_TOP"/tools/verbs/*.c; do
+  name=$(basename "$src" .c)
+  rm -f "$out/$name"
+  unshare -m --propagation private bash -c '
+    set -e; r=$1; s=$2; o=$3
+    mount -t proc proc "$r/proc"; mkdir -p "$r/mnt/vfw-src" "$r/mnt/vfw-out"
+    mount --bind "$s" "$r/mnt/vfw-src"; mount --bind "$o" "$r/mnt/vfw-out"
+    chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+      cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
+        -o "/mnt/vfw-out/$4" "/mnt/vfw-src/$4.c" -lrdmacm -libverbs' \
+    _ "$root" "$VFW_TOP/tools/verbs" "$out" "$name"
+  echo "    $name"
+done
+echo "$key" >"$stamp"
+echo "    built in $((SECONDS - start)) s: $out"
