@@ -77,6 +77,11 @@ struct vfw_engine_config {
 struct vfw_engine *vfw_engine_new(const struct vfw_engine_ops *ops,
                                   const struct vfw_engine_config *cfg);
 void vfw_engine_free(struct vfw_engine *e);
+/* Enlarge the object tables to cfg's max_* (0 or a smaller value: that
+ * table stays as it is; func_id and max_mr_pages are ignored). Objects and
+ * ids are kept. Not from inside an engine call or upcall. -ENOMEM: some
+ * tables may have grown, none shrank, everything still works. */
+int vfw_engine_grow(struct vfw_engine *e, const struct vfw_engine_config *cfg);
 /* Drive timers (MPA handshake timeout). Cheap; call on any tick. */
 void vfw_engine_poll(struct vfw_engine *e);
 

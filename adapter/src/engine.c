@@ -52,6 +52,57 @@ struct vfw_engine *vfw_engine_new(const struct vfw_engine_ops *ops,
     return e;
 }
 
+/* Grow one table from old + 1 to n + 1 entries, the new ones zero (free);
+ * on failure the old table stays as it is. */
+static int grow_tab(void **tab, uint32_t old, uint32_t n, size_t sz)
+{
+    if (n <= old)
+        return 0;
+    uint8_t *p = realloc(*tab, ((size_t)n + 1) * sz);
+    if (!p)
+        return -ENOMEM;
+    memset(p + ((size_t)old + 1) * sz, 0, (size_t)(n - old) * sz);
+    *tab = p;
+    return 0;
+}
+
+int vfw_engine_grow(struct vfw_engine *e, const struct vfw_engine_config *cfg)
+{
+    if (!e || !cfg)
+        return -EINVAL;
+    /* Only ever larger: ids in use stay valid and keep their slots. The
+     * tables move, so no caller may hold an entry's address across this
+     * (none does: the engine is not running when its owner grows it). */
+    uint32_t pd = cfg->max_pd ? lim(cfg->max_pd, 0) : e->max_pd;
+    uint32_t mr = cfg->max_mr ? lim(cfg->max_mr, 0) : e->max_mr;
+    uint32_t cq = cfg->max_cq ? lim(cfg->max_cq, 0) : e->max_cq;
+    uint32_t qp = cfg->max_qp ? lim(cfg->max_qp, 0) : e->max_qp;
+    uint32_t cep = cfg->max_cep ? lim(cfg->max_cep, 0) : e->max_cep;
+    if (mr > 0xffffff)
+        mr = 0xffffff;
+    if (grow_tab((void **)&e->pd, e->max_pd, pd, sizeof(*e->pd)))
+        return -ENOMEM;
+    if (pd > e->max_pd)
+        e->max_pd = pd;
+    if (grow_tab((void **)&e->mr, e->max_mr, mr, sizeof(*e->mr)))
+        return -ENOMEM;
+    if (mr > e->max_mr)
+        e->max_mr = mr;
+    if (grow_tab((void **)&e->cq, e->max_cq, cq, sizeof(*e->cq)))
+        return -ENOMEM;
+    if (cq > e->max_cq)
+        e->max_cq = cq;
+    if (grow_tab((void **)&e->qp, e->max_qp, qp, sizeof(*e->qp)))
+        return -ENOMEM;
+    if (qp > e->max_qp)
+        e->max_qp = qp;
+    if (grow_tab((void **)&e->cep, e->max_cep, cep, sizeof(*e->cep)))
+        return -ENOMEM;
+    if (cep > e->max_cep)
+        e->max_cep = cep;
+    return 0;
+}
+
 void vfw_engine_free(struct vfw_engine *e)
 {
     if (!e)

@@ -106,9 +106,9 @@ static void fn_free(struct rnic_fn *fs)
     rnic_cm_teardown(fs);
     vfw_engine_free(fs->e);
     fs->e = NULL;
-    for (uint32_t i = 0; fs->qp && i <= VFW_RDMA_HW_QP; i++)
+    for (uint32_t i = 0; fs->qp && i <= fs->qp_hi; i++)
         rnic_qp_free(fs, i);
-    for (uint32_t i = 0; fs->cq && i <= VFW_RDMA_HW_CQ; i++)
+    for (uint32_t i = 0; fs->cq && i <= fs->cq_hi; i++)
         rnic_cq_free(fs, i);
     vfw_tcp_stack_free(fs->tcp);
     for (uint32_t i = 0; i < RNIC_RXQ_LEN; i++)
@@ -119,6 +119,17 @@ static void fn_free(struct rnic_fn *fs)
     free(fs->conn);
     free(fs->ecep_map);
     free(fs);
+}
+
+/* Engine table sizes for quota q (0 would mean "engine default"). */
+static void engine_size(struct vfw_engine_config *ec,
+                        const struct vfw_aq_rdma_quota *q)
+{
+    ec->max_pd = q->pd ? q->pd : 1;
+    ec->max_mr = q->mr ? q->mr : 1;
+    ec->max_cq = q->cq ? q->cq : 1;
+    ec->max_qp = q->qp ? q->qp : 1;
+    ec->max_cep = q->conn ? q->conn : 1;
 }
 
 static struct rnic_fn *fn_new(struct vfw_rnic *r, unsigned fn)
@@ -146,14 +157,16 @@ static struct rnic_fn *fn_new(struct vfw_rnic *r, unsigned fn)
         .cq_notify = e_cq_notify, .cm_event = rnic_cm_event, .now_ns = e_now,
         .cqe = rnic_cqe_hook,
     };
-    /* Tables at the device limits (the quota may grow later); the quota
-     * is enforced here, not by the engine. */
-    struct vfw_engine_config ec = {
-        .func_id = (uint16_t)fn, .max_pd = VFW_RDMA_HW_PD,
-        .max_mr = VFW_RDMA_HW_MR, .max_cq = VFW_RDMA_HW_CQ,
-        .max_qp = VFW_RDMA_HW_QP, .max_cep = VFW_RDMA_HW_CONN,
-        .max_mr_pages = VFW_RDMA_HW_MR_PAGES,
-    };
+    /* The quota is enforced here, not by the engine. The engine's object
+     * tables are sized to the function's quota and grow with it
+     * (vfw_rnic_set_quota): at the device limits a VF would cost ~10 MB
+     * of tables it may never use. The engine hands out the lowest free
+     * slot, so with at most quota objects every id fits. CEPs too: one
+     * exists only while its connection holds a conn slot (made after the
+     * slot, released before it in every path of rnic_cm.c). */
+    struct vfw_engine_config ec = { .func_id = (uint16_t)fn,
+                                    .max_mr_pages = VFW_RDMA_HW_MR_PAGES };
+    engine_size(&ec, &r->quota[fn]);
     fs->e = vfw_engine_new(&eo, &ec);
     /* The TCP stack needs the function's IPv4 address: SET_ADDR makes it
      * (rnic_tcp_attach). */
@@ -361,6 +374,12 @@ int vfw_rnic_set_quota(struct vfw_rnic *r, unsigned vf,
         const struct vfw_aq_rdma_quota *u = &fs->used;
         if (q->qp < u->qp || q->cq < u->cq || q->mr < u->mr ||
             q->pd < u->pd || q->mr_pages < u->mr_pages || q->conn < u->conn)
+            return VFW_AQ_S_RANGE;
+        /* a larger share needs larger engine tables (never smaller: ids
+         * in use stay); the host out of memory cannot give that share */
+        struct vfw_engine_config ec = { 0 };
+        engine_size(&ec, q);
+        if (vfw_engine_grow(fs->e, &ec))
             return VFW_AQ_S_RANGE;
     }
     r->quota[vf + 1] = *q;

@@ -79,6 +79,8 @@ static struct rnic_conn *slot_alloc(struct rnic_fn *fs, uint8_t kind)
         s->fs = fs;
         s->id = i;
         s->kind = kind;
+        if (i > fs->conn_hi)
+            fs->conn_hi = i;
         fs->used.conn++;
         return s;
     }
@@ -391,7 +393,7 @@ int rnic_cm_unlisten(struct rnic_fn *fs, uint32_t id)
         return -ENOENT;
     vfw_tcp_unlisten(fs->tcp, s->lport);
     /* requests already taken stay; they no longer count against it */
-    for (uint32_t i = 1; i <= VFW_RDMA_HW_CONN; i++)
+    for (uint32_t i = 1; i <= fs->conn_hi; i++)
         if (fs->conn[i].kind == CONN_PASSIVE && fs->conn[i].listener == id)
             fs->conn[i].backlog = 0;
     slot_free(fs, s);
@@ -499,7 +501,7 @@ int rnic_cm_reject(struct rnic_fn *fs, uint32_t cep, const uint8_t *pdata,
 
 bool rnic_cm_any(const struct rnic_fn *fs)
 {
-    for (uint32_t i = 1; i <= VFW_RDMA_HW_CONN; i++)
+    for (uint32_t i = 1; i <= fs->conn_hi; i++)
         if (fs->conn[i].kind != CONN_FREE)
             return true;
     return false;
@@ -507,7 +509,7 @@ bool rnic_cm_any(const struct rnic_fn *fs)
 
 bool rnic_cm_handshaking(const struct rnic_fn *fs)
 {
-    for (uint32_t i = 1; i <= VFW_RDMA_HW_CONN; i++) {
+    for (uint32_t i = 1; i <= fs->conn_hi; i++) {
         const struct rnic_conn *s = &fs->conn[i];
         if ((s->kind == CONN_ACTIVE || s->kind == CONN_PASSIVE) &&
             (s->st == CS_MPA || s->st == CS_REQ || s->st == CS_ACCEPTING))
@@ -520,7 +522,7 @@ void rnic_cm_teardown(struct rnic_fn *fs)
 {
     if (!fs->conn)
         return;
-    for (uint32_t i = 1; i <= VFW_RDMA_HW_CONN; i++) {
+    for (uint32_t i = 1; i <= fs->conn_hi; i++) {
         struct rnic_conn *s = &fs->conn[i];
         if (s->kind == CONN_LISTEN) {
             if (fs->tcp)

@@ -170,6 +170,8 @@ static int cmd_cq_create(struct rnic_fn *fs, struct vfw_rcmd *d)
     cq->depth = c->depth;
     cq->db_page = c->db_page;
     fs->cq[id] = cq;
+    if (id > fs->cq_hi)
+        fs->cq_hi = id;
     fs->used.cq++;
     c->cq = id;
     return VFW_RCMD_S_OK;
@@ -246,6 +248,8 @@ static int cmd_qp_create(struct rnic_fn *fs, struct vfw_rcmd *d)
     q->send_cq = c->send_cq;
     q->recv_cq = c->recv_cq;
     fs->qp[id] = q;
+    if (id > fs->qp_hi)
+        fs->qp_hi = id;
     fs->used.qp++;
     c->qp = id;
     return VFW_RCMD_S_OK;

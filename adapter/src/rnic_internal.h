@@ -119,6 +119,9 @@ struct rnic_fn {
     struct rnic_conn *conn;   /* slots 1..VFW_RDMA_HW_CONN */
     uint32_t *ecep_map;       /* engine CEP id -> conn slot */
     uint32_t ecep_max;
+    /* highest CQ / QP id and conn slot ever used by this function (they
+     * only grow): the scans stop there instead of at the device limits */
+    uint32_t cq_hi, qp_hi, conn_hi;
     bool db_pending;          /* some QP has doorbell work */
     bool cq_err_pending;      /* some CQ has error_pending */
     bool resetting;           /* tearing down: no events */

@@ -187,12 +187,12 @@ void rnic_cq_errors(struct rnic_fn *fs)
     if (!fs->cq_err_pending)
         return;
     fs->cq_err_pending = false;
-    for (uint32_t i = 1; i <= VFW_RDMA_HW_CQ; i++) {
+    for (uint32_t i = 1; i <= fs->cq_hi; i++) {
         struct rnic_cq *c = fs->cq[i];
         if (!c || !c->error_pending)
             continue;
         c->error_pending = false;
-        for (uint32_t k = 1; k <= VFW_RDMA_HW_QP; k++) {
+        for (uint32_t k = 1; k <= fs->qp_hi; k++) {
             struct rnic_qp *q = fs->qp[k];
             if (q && (q->send_cq == i || q->recv_cq == i))
                 vfw_qp_modify(fs->e, k, VFW_QPS_ERROR);
@@ -353,7 +353,7 @@ void rnic_wq_run(struct rnic_fn *fs, unsigned budget, bool *more)
     if (!fs->db_pending)
         return;
     fs->db_pending = false;
-    for (uint32_t i = 1; i <= VFW_RDMA_HW_QP; i++) {
+    for (uint32_t i = 1; i <= fs->qp_hi; i++) {
         struct rnic_qp *q = fs->qp[i];
         if (!q)
             continue;

@@ -1029,6 +1029,55 @@ static int test_two_functions_one_rnic(void)
     return 0;
 }
 
+/* The engine's tables follow the VF's share: raising the quota of a live
+ * function grows them (ids in use stay), lowering it to the usage and
+ * raising it again works too. */
+static int test_quota_grows_live(void)
+{
+    CHECK(setup() == 0);
+    drv_start(&A);
+    uint32_t pd, first = 0;
+    for (unsigned i = 0; i < VFW_RDMA_DEF_PD; i++) {
+        CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK);
+        if (!first)
+            first = pd;
+    }
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_NOSPC);
+    struct vfw_aq_rdma_quota qq = {
+        .qp = VFW_RDMA_DEF_QP, .cq = VFW_RDMA_DEF_CQ, .mr = VFW_RDMA_DEF_MR,
+        .pd = 3 * VFW_RDMA_DEF_PD, .mr_pages = VFW_RDMA_DEF_MR_PAGES,
+        .conn = VFW_RDMA_DEF_CONN };
+    CHECK(vfw_rnic_set_quota(R1, 0, &qq) == VFW_AQ_S_OK);
+    CHECK(reg_r(&A, VFW_REG_RDMA_MAX_PD) == 3 * VFW_RDMA_DEF_PD);
+    uint32_t hi = 0;
+    for (unsigned i = VFW_RDMA_DEF_PD; i < 3 * VFW_RDMA_DEF_PD; i++) {
+        CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK);
+        hi = pd > hi ? pd : hi;
+    }
+    CHECK(hi == 3 * VFW_RDMA_DEF_PD);
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_NOSPC);
+    CHECK(used_of(R1, 0).pd == 3 * VFW_RDMA_DEF_PD);
+    /* the first PD is still there: freeing it works once, then NOENT */
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_PD_FREE };
+    d.u.pd.pd = first;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_PD_FREE;
+    d.u.pd.pd = first;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_NOENT);
+    /* down to the usage, then up to the device limit */
+    qq.pd = 3 * VFW_RDMA_DEF_PD - 1;
+    CHECK(vfw_rnic_set_quota(R1, 0, &qq) == VFW_AQ_S_OK);
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_NOSPC);
+    qq.pd = VFW_RDMA_HW_PD;
+    CHECK(vfw_rnic_set_quota(R1, 0, &qq) == VFW_AQ_S_OK);
+    for (unsigned i = 3 * VFW_RDMA_DEF_PD - 1; i < VFW_RDMA_HW_PD; i++)
+        CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK);
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_NOSPC);
+    CHECK(used_of(R1, 0).pd == VFW_RDMA_HW_PD);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct unit_test t[] = {
@@ -1045,6 +1094,7 @@ int main(int argc, char **argv)
         { "refused_and_rejected", test_refused_and_rejected },
         { "cq_overflow", test_cq_overflow },
         { "two_functions_one_rnic", test_two_functions_one_rnic },
+        { "quota_grows_live", test_quota_grows_live },
     };
     int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
                        teardown);
