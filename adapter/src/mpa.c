@@ -48,7 +48,9 @@ static int send_frame(struct vfw_cep *c, bool req, uint8_t flags, uint8_t rev,
     if (total > VFW_MAX_PDATA)
         return -EINVAL;
     memcpy(buf, req ? MPA_KEY_REQ : MPA_KEY_REP, 16);
-    buf[16] = flags;
+    /* the IRD/ORD header is only recognised by peers (siw, hardware RNICs)
+     * when the H bit announces it */
+    buf[16] = (uint8_t)(flags | (v2hdr ? MPA_FLAG_H : 0));
     buf[17] = rev;
     put_be16(buf + 18, total);
     uint32_t n = MPA_HDR_LEN;
@@ -202,7 +204,7 @@ int vfw_accept(struct vfw_engine *e, uint32_t cep_id, uint32_t qp_id,
     }
     c->qp = qp_id;
     rc = send_frame(c, false, p->crc ? MPA_FLAG_C : 0, rev,
-                    rev == 2 ? v2 : NULL, p->pdata, p->pdata_len);
+                    rev == 2 && c->peer_v2hdr ? v2 : NULL, p->pdata, p->pdata_len);
     if (rc == 0)
         rc = establish(e, c, qp);
     if (rc) {
@@ -229,8 +231,8 @@ int vfw_reject(struct vfw_engine *e, uint32_t cep_id, const uint8_t *pdata,
     uint8_t v2[MPA_V2_HDR] = { 0 };
     if (len > VFW_MAX_PDATA - (rev == 2 ? MPA_V2_HDR : 0) || (len && !pdata))
         return -EINVAL;
-    int rc = send_frame(c, false, MPA_FLAG_R, rev, rev == 2 ? v2 : NULL,
-                        pdata, len);
+    int rc = send_frame(c, false, MPA_FLAG_R, rev,
+                        rev == 2 && c->peer_v2hdr ? v2 : NULL, pdata, len);
     c->state = CEP_CLOSING;
     c->close_called = true;
     c->llp->close(c->conn);
@@ -259,7 +261,8 @@ static void hs_frame(struct vfw_engine *e, uint32_t cep_id, struct vfw_cep *c)
     const uint8_t *pd = h + MPA_HDR_LEN;
     c->peer_flags = h[16];
     c->peer_rev = h[17];
-    if (c->peer_rev == 2 && pdl >= MPA_V2_HDR) {
+    /* rev 2 without H: plain private data, no IRD/ORD header (RFC 6581) */
+    if (c->peer_rev == 2 && (h[16] & MPA_FLAG_H) && pdl >= MPA_V2_HDR) {
         c->peer_v2hdr = true;
         c->peer_ird = get_be16(pd);
         c->peer_ord = get_be16(pd + 2);

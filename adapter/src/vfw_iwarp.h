@@ -17,6 +17,8 @@
 #define MPA_FLAG_M 0x80
 #define MPA_FLAG_C 0x40
 #define MPA_FLAG_R 0x20
+#define MPA_FLAG_H 0x10          /* RFC 6581 enhanced connection setup: the
+                                     IRD/ORD words lead the private data */
 #define MPA_V2_HDR 4
 #define MPA_V2_P2P       0x8000   /* in the IRD word */
 #define MPA_V2_SEND0_RTR 0x4000   /* in the IRD word */
