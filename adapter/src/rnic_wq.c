@@ -215,6 +215,17 @@ static void wqe_fatal(struct rnic_fn *fs, uint32_t qp_id, struct rnic_qp *q,
     vfw_qp_modify(fs->e, qp_id, VFW_QPS_ERROR);
 }
 
+/* The WQE's SGEs (num_sge already checked against VFW_RDMA_MAX_SGE) as the
+ * engine's, for sends and receives alike. */
+static void copy_sges(const struct vfw_wqe *w, struct vfw_sge *sge)
+{
+    for (unsigned i = 0; i < w->num_sge; i++) {
+        sge[i].stag = w->u.sge[i].lkey;
+        sge[i].len = w->u.sge[i].len;
+        sge[i].addr = w->u.sge[i].addr;
+    }
+}
+
 static int to_send_wr(const struct vfw_wqe *w, struct vfw_send_wr *wr)
 {
     const uint8_t fl_all = VFW_WQE_F_SIGNALED | VFW_WQE_F_FENCE |
@@ -267,11 +278,7 @@ static int to_send_wr(const struct vfw_wqe *w, struct vfw_send_wr *wr)
     if (w->inline_len)
         return -EINVAL;
     wr->num_sge = w->num_sge;
-    for (unsigned i = 0; i < w->num_sge; i++) {
-        wr->sge[i].stag = w->u.sge[i].lkey;
-        wr->sge[i].len = w->u.sge[i].len;
-        wr->sge[i].addr = w->u.sge[i].addr;
-    }
+    copy_sges(w, wr->sge);
     return 0;
 }
 
@@ -281,11 +288,7 @@ static int to_recv_wr(const struct vfw_wqe *w, struct vfw_recv_wr *wr)
         w->remote_stag || w->remote_addr || w->num_sge > VFW_RDMA_MAX_SGE)
         return -EINVAL;
     wr->num_sge = w->num_sge;
-    for (unsigned i = 0; i < w->num_sge; i++) {
-        wr->sge[i].stag = w->u.sge[i].lkey;
-        wr->sge[i].len = w->u.sge[i].len;
-        wr->sge[i].addr = w->u.sge[i].addr;
-    }
+    copy_sges(w, wr->sge);
     return 0;
 }
 
