@@ -48,13 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case 2: {               /* guest memory write */
-            uint8_t buf[256];
-            if (!take(&in, &off, 2) || !take(&in, &b, 1) ||
-                !take(&in, buf, b))
+            if (!take_mem_write(&in))
                 goto out;
-            uint32_t o = (uint32_t)(off & 0x7fff) * 8;
-            if (o + b <= FZ_MEM)
-                memcpy(mem[off >> 15] + o, buf, b);
             break;
         }
         case 3: {               /* a command descriptor (fn 1 or 2) */

@@ -238,6 +238,21 @@ static bool take(struct in *in, void *dst, size_t n)
     return true;
 }
 
+/* Input: u16 offset (8-byte units; bit 15 picks function 1 or 2's memory),
+ * u8 length, the bytes; written to guest memory if they fit. false when
+ * the input ran out. */
+static bool take_mem_write(struct in *in)
+{
+    uint16_t off;
+    uint8_t b, buf[256];
+    if (!take(in, &off, 2) || !take(in, &b, 1) || !take(in, buf, b))
+        return false;
+    uint32_t o = (uint32_t)(off & 0x7fff) * 8;
+    if (o + b <= FZ_MEM)
+        memcpy(mem[off >> 15] + o, buf, b);
+    return true;
+}
+
 static void check_quota(struct vfw_rnic *r)
 {
     for (unsigned vf = 0; vf < 2; vf++) {
