@@ -77,9 +77,10 @@ def main():
     s = socket.create_connection((host, port), timeout=20)
     s.settimeout(20)
     mss = 1460 - 12
-    # MPA Request, rev 2: IRD 4 | P2P | Send0 RTR, ORD 4 | Write0 RTR
+    # MPA Request, rev 2 with C and H (RFC 6581: H announces the IRD/ORD
+    # words): IRD 4 | P2P | Send0 RTR, ORD 4 | Write0 RTR
     pd = struct.pack(">HH", 0x8000 | 0x4000 | 4, 0x8000 | 4) + b"linux-peer"
-    s.sendall(b"MPA ID Req Frame" + bytes([0x40, 2]) + struct.pack(">H", len(pd)) + pd)
+    s.sendall(b"MPA ID Req Frame" + bytes([0x40 | 0x10, 2]) + struct.pack(">H", len(pd)) + pd)
     c = Conn(s)
     hdr = c.need(20)
     assert hdr[:16] == b"MPA ID Rep Frame", hdr[:16]
@@ -89,6 +90,7 @@ def main():
     assert not flags & 0x20, "rejected"
     assert not flags & 0x80, "markers requested"
     assert rev == 2
+    assert flags & 0x10, "Reply without the H flag: no IRD/ORD words"
     ird, ord_ = struct.unpack(">HH", rep[:4])
     print(f"peer: MPA Reply rev {rev} flags {flags:#x} IRD {ird & 0x3fff} ORD {ord_ & 0x3fff} "
           f"p2p {bool(ird & 0x8000)} send0 {bool(ird & 0x4000)} write0 {bool(ord_ & 0x8000)} "
