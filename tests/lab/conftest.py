@@ -4,6 +4,7 @@
 also when a test fails or the run is interrupted (SIGTERM/SIGINT included).
 """
 import atexit
+import os
 import signal
 import sys
 from pathlib import Path
@@ -39,6 +40,14 @@ def image():
 
 @pytest.fixture(scope="session")
 def lab2(tmp_path_factory, image):
+    # For development: VFWARP_LAB_REUSE=<state dir> of a lab already booted
+    # with `labctl --state DIR up -n 2` runs the tests on it and leaves it up.
+    reuse = os.environ.get("VFWARP_LAB_REUSE")
+    if reuse:
+        lab = Lab(Path(reuse), image=image)
+        assert sorted(lab.hosts) == ["h1", "h2"], f"{reuse}: no two-host lab there"
+        yield lab
+        return
     lab = Lab(tmp_path_factory.mktemp("lab2"), image=image)
     _running.append(lab)
     try:
