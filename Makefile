@@ -19,14 +19,15 @@ all: check
 deps:
 	@tools/install-deps
 pydeps:
-	@$(PYTHON) -c 'import pytest, yaml' 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
+	@$(PYTHON) -c 'import pytest, yaml, jsonschema' 2>/dev/null || $(PYTHON) -m pip install -q -r requirements.txt
 
 # ---- native tier -----------------------------------------------------------
 check: deps pydeps
 	@set -e; for c in $(CORES); do \
 	  if [ -f $$c/Makefile ]; then echo "==> make -C $$c test"; $(MAKE) -s -C $$c test; fi; done
 	@echo "==> launcher and wire unit tests"; $(PYTEST) -q tests/unit
-	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/*/*.py tools/run-pytest
+	@echo "==> PF manager (vfwarpctl) unit tests"; $(PYTEST) -q pf-driver/manager/tests
+	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/*/*.py tools/run-pytest pf-driver/manager/vfwarp_manager/*.py pf-driver/manager/tests/*.py pf-driver/manager/vfwarpctl
 	@bash -n lab/*.sh tools/install-deps .ci/run
 
 # ---- lab tier --------------------------------------------------------------

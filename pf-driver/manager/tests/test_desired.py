@@ -1,0 +1,53 @@
+"""The desired state compiled from the switchdev example: each layer in the
+units of its interface, each object tagged with its owner."""
+from pathlib import Path
+
+from vfwarp_manager import desired, policy
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def compiled():
+    return desired.compile_policy(policy.load([str(EXAMPLES / "switchdev")]))
+
+
+def test_vfs_in_ip_link_units_and_pool_defaults():
+    d = compiled()
+    assert d["sriov"] == {"numvfs": 16} and d["eswitch"] == {"mode": "switchdev"}
+    assert d["vfs"][0] == {"mac": "02:00:00:00:10:ff", "vlan": 100, "qos": 3, "spoofchk": True,
+                           "trust": False, "link_state": "auto", "max_tx_rate": 3000,
+                           "min_tx_rate": 500, "owner": "tenant/blue"}
+    assert d["vfs"][5]["mac"] is None and d["vfs"][5]["max_tx_rate"] == 1000   # red: MAC left to libvirt
+    assert d["vfs"][8] == dict(desired.VF_DEFAULTS, owner="pool")
+
+
+def test_rate_tree_in_bytes_per_second():
+    d = compiled()
+    assert d["rate_nodes"] == {
+        "vfw-blue": {"tx_share": 250000000, "tx_max": 500000000, "tx_priority": 0, "tx_weight": 10,
+                     "owner": "tenant/blue"},
+        "vfw-red": {"tx_share": 125000000, "tx_max": 750000000, "tx_priority": 0, "tx_weight": 0,
+                    "owner": "tenant/red"}}
+    assert d["rate_leaves"][6] == {"parent": "vfw-red", "owner": "tenant/red"}
+
+
+def test_flower_rules_carry_owned_cookies():
+    d = compiled()
+    rules = d["flower"]
+    assert len(rules) == 3 * 4                              # three ACL rules on blue's four VFs
+    assert all(r["cookie"].startswith(desired.COOKIE_MAGIC) and len(r["cookie"]) == 32 for r in rules)
+    assert [r["pref"] for r in rules if r["vf"] == 0] == [1000, 1001, 1002]
+    # the same rule on two VFs: one cookie; two different rules: two cookies
+    assert len({r["cookie"] for r in rules}) == 3
+    assert desired.cookie("blue", 0, {"a": 1}) != desired.cookie("blue", 0, {"a": 2})
+
+
+def test_dcb_networks_quotas():
+    d = compiled()
+    assert d["dcb"]["tc_tsa"] == {0: "ets", 1: "ets", 2: "ets", 7: "strict"}
+    assert d["dcb"]["prio_tc"][3] == 2 and d["dcb"]["dscp_prio"] == {26: 3, 34: 4, 48: 7}
+    assert d["networks"]["vfwarp-blue"] == {"forward": "hostdev", "vfs": [0, 1, 2, 3], "vlan": 100,
+                                            "owner": "tenant/blue"}
+    assert d["quotas"][0] == {"qps": 256, "cqs": 256, "mrs": 1024}
+    legacy = desired.compile_policy(policy.load([str(EXAMPLES / "legacy")]))
+    assert legacy["dcb"] is None                            # no DCB in the host file: not ours

@@ -1,0 +1,51 @@
+"""Policy errors in one stable, one-line format that editors and CI parse:
+
+    FILE:LINE:COL: error[RULE]: MESSAGE
+    FILE:LINE:COL: error[RULE]: MESSAGE (see OTHER_FILE:LINE:COL)
+
+LINE and COL are 1-based (PyYAML's marks are 0-based). RULE is a short,
+stable identifier (docs/policy.md lists them all); MESSAGE may be reworded.
+A cross-file error names the second place in the parenthesis.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True, order=True)
+class Where:
+    file: str
+    line: int          # 1-based
+    col: int           # 1-based
+
+    def __str__(self):
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class PolicyError:
+    where: Where
+    rule: str
+    message: str
+    other: Optional[Where] = None
+
+    def __str__(self):
+        s = f"{self.where}: error[{self.rule}]: {self.message}"
+        if self.other is not None:
+            s += f" (see {self.other})"
+        return s
+
+    def as_json(self):
+        d = {"file": self.where.file, "line": self.where.line, "column": self.where.col,
+             "rule": self.rule, "message": self.message}
+        if self.other is not None:
+            d["other"] = {"file": self.other.file, "line": self.other.line,
+                          "column": self.other.col}
+        return d
+
+
+class PolicyInvalid(Exception):
+    """Raised with every error found; nothing may be applied."""
+
+    def __init__(self, errors):
+        self.errors = sorted(errors, key=lambda e: (e.where, e.rule))
+        super().__init__("\n".join(str(e) for e in self.errors))

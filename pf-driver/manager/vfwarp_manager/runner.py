@@ -1,0 +1,81 @@
+"""How the manager runs the standard tools: argv lists, never a shell, so no
+name from a policy file is ever parsed by one. Readers and appliers take a
+Runner, so the lab runs the real tools and unit tests replay output that the
+real tools printed (tests/data/, each file with the command that made it).
+"""
+import os
+import subprocess
+from dataclasses import dataclass
+
+
+@dataclass
+class Result:
+    argv: tuple
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class ToolError(RuntimeError):
+    def __init__(self, result):
+        self.result = result
+        super().__init__(f"{' '.join(result.argv)}: exit {result.returncode}: "
+                         f"{result.stderr.strip()[:400]}")
+
+
+class Runner:
+    """Runs argv lists. Subclasses replay or record."""
+
+    timeout = 60
+
+    def run(self, argv):
+        if isinstance(argv, str):
+            raise TypeError("argv must be a list; the manager never builds shell strings")
+        argv = tuple(str(a) for a in argv)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout,
+                           stdin=subprocess.DEVNULL)
+        return Result(argv, p.returncode, p.stdout, p.stderr)
+
+    def check(self, argv):
+        r = self.run(argv)
+        if r.returncode != 0:
+            raise ToolError(r)
+        return r.stdout
+
+    def read_file(self, path):
+        with open(path) as f:
+            return f.read(65536)
+
+    def link_target_name(self, path):
+        """Last component of where a sysfs link points (a PCI address for .../device)."""
+        if not os.path.exists(path):
+            raise FileNotFoundError(path)
+        return os.path.basename(os.path.realpath(path))
+
+
+class Replay(Runner):
+    """Answers from recorded output: {argv tuple: Result}; files from {path: text}.
+    An argv it has no answer for is an error (the test did not expect that call)."""
+
+    def __init__(self, answers, files=None, links=None):
+        self.answers = {tuple(k): v for k, v in answers.items()}
+        self.files = files or {}
+        self.links = links or {}
+        self.calls = []
+
+    def run(self, argv):
+        argv = tuple(str(a) for a in argv)
+        self.calls.append(argv)
+        if argv not in self.answers:
+            raise AssertionError(f"unexpected command {argv}")
+        return self.answers[argv]
+
+    def read_file(self, path):
+        if path not in self.files:
+            raise FileNotFoundError(path)
+        return self.files[path]
+
+    def link_target_name(self, path):
+        if path not in self.links:
+            raise FileNotFoundError(path)
+        return self.links[path]

@@ -1,0 +1,57 @@
+"""Read one policy file into PyYAML's node tree, which keeps every value's
+position (PyYAML's compose step; its marks are 0-based, errors are 1-based).
+
+Working on nodes rather than on the loaded dict is what lets every error name
+file:line:column, and lets the validator see what yaml.safe_load hides:
+a key written twice (safe_load keeps the last silently), and YAML 1.1's
+surprises (`yes`/`on` read as booleans, 10:20:30:40:50:60 read as a base-60
+integer) before they become wrong values.
+"""
+import yaml
+
+from .errors import PolicyError, Where
+
+MAX_FILE_BYTES = 1 << 20       # a policy file is a page of text; bound what we parse
+
+
+def where(path, node):
+    return Where(path, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def compose_file(path, text):
+    """(root node or None, [PolicyError]) for one file's text."""
+    if len(text.encode()) > MAX_FILE_BYTES:
+        return None, [PolicyError(Where(path, 1, 1), "file-size",
+                                  f"file is larger than {MAX_FILE_BYTES} bytes")]
+    try:
+        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.MarkedYAMLError as e:
+        m = e.problem_mark or e.context_mark
+        w = Where(path, m.line + 1, m.column + 1) if m else Where(path, 1, 1)
+        return None, [PolicyError(w, "yaml-syntax", f"{e.problem or e.context}")]
+    except yaml.YAMLError as e:     # reader errors (bad characters) carry no mark
+        return None, [PolicyError(Where(path, 1, 1), "yaml-syntax", str(e).splitlines()[0])]
+    docs = [d for d in docs if d is not None]
+    if not docs:
+        return None, [PolicyError(Where(path, 1, 1), "empty-file", "file holds no YAML document")]
+    if len(docs) > 1:
+        return None, [PolicyError(where(path, docs[1]), "multiple-documents",
+                                  "one policy per file: a second YAML document starts here")]
+    return docs[0], []
+
+
+def scalar_value(node):
+    """The value PyYAML's safe loader would give a scalar node."""
+    return yaml.SafeLoader("").construct_object(node, deep=True)
+
+
+def is_scalar(node):
+    return isinstance(node, yaml.ScalarNode)
+
+
+def is_mapping(node):
+    return isinstance(node, yaml.MappingNode)
+
+
+def is_sequence(node):
+    return isinstance(node, yaml.SequenceNode)
