@@ -54,6 +54,14 @@ struct vfw_dp_ops {
      * reaches the RX ring, but counts as fn's RX). May be NULL. */
     bool (*rx_steer)(void *ctx, unsigned fn, const uint8_t *frame,
                      size_t len);
+    /* Optional (QoS, issue 17): call vfw_dp_uplink_timer(dp) at (or
+     * after) when_ns; a later request replaces an earlier one. When set,
+     * the uplink is a wire with a line rate (default 10 Gbit/s) behind the
+     * link QoS scheduler (vfw_uplink.h): frames wait in per-(function,
+     * class) queues, a function whose queue is full is paused (its TX
+     * ring is not consumed) until the queue drains. When NULL, frames go
+     * out at once as before (no line rate, no congestion). */
+    void (*uplink_timer)(void *ctx, uint64_t when_ns);
 };
 
 /* A VF's port configuration, as `ip link set PF vf N ...` sets it. */
@@ -64,8 +72,10 @@ struct vfw_dp_vf_cfg {
     bool spoofchk;
     bool trust;
     uint8_t link_state;  /* 0 auto, 1 enable, 2 disable (VFW_LINK_STATE_*) */
-    uint32_t min_mbps;   /* stored only */
-    uint32_t max_mbps;   /* TX shaping at the VF's TX ring, 0 = none */
+    uint32_t min_mbps;   /* the VF's tx_share in the uplink's rate tree
+                            (with ops->uplink_timer; else stored only) */
+    uint32_t max_mbps;   /* TX shaping at the VF's TX ring, 0 = none; also
+                            the VF's tx_max in the uplink's rate tree */
     /* What the PF granted on the VF's requests (the mailbox): */
     uint8_t vlan_filter[512]; /* no port VLAN: bit v = VLAN v passes tagged */
     uint8_t rx_mode;     /* VFW_RXM_ALLMULTI, VFW_RXM_PROMISC (with trust) */
@@ -74,6 +84,7 @@ struct vfw_dp_vf_cfg {
 };
 
 struct vfw_dp;
+struct vsw_qos;
 
 /* A data path for a PF with MAC `pf_mac` and `total_vfs` VFs. VF n's
  * default MAC is 02:00:00:<pf_mac[4]>:<n>:01. NULL on bad arguments/OOM. */
@@ -126,6 +137,18 @@ int vfw_dp_get_vf(const struct vfw_dp *dp, unsigned vf,
                   struct vfw_dp_vf_cfg *cfg);
 /* The MAC the switch uses for VF `vf` (configured or default). */
 int vfw_dp_vf_mac(const struct vfw_dp *dp, unsigned vf, uint8_t mac[6]);
+
+/* QoS (issue 17). The uplink's scheduler (vswitch.h "Link QoS": line
+ * rate, classes, rate tree, counters), NULL without ops->uplink_timer.
+ * Leaf n of its rate tree is function n (VFW_DP_FN_*); vfw_dp_set_vf
+ * keeps a VF leaf's tx_share/tx_max equal to min_mbps/max_mbps. */
+struct vsw_qos *vfw_dp_qos(struct vfw_dp *dp);
+/* The timer requested through ops->uplink_timer expired. */
+void vfw_dp_uplink_timer(struct vfw_dp *dp);
+/* Is function fn paused by the uplink (its queue full)? Its TX ring then
+ * waits; the RDMA engine should hold its frames too (an injected frame
+ * that finds no room is dropped). */
+bool vfw_dp_fn_tx_paused(const struct vfw_dp *dp, unsigned fn);
 
 /* Counters of function `fn` (VFW_STAT_*), 64-bit. */
 uint64_t vfw_dp_stat(const struct vfw_dp *dp, unsigned fn, unsigned stat);

@@ -11,6 +11,11 @@
  * bucket stays on the ring (back-pressure to the driver's queue) and a timer
  * resumes the ring when enough tokens have accumulated, so TCP sees a clean
  * bottleneck instead of policer drops.
+ * QoS (issue 17): with ops->uplink_timer the uplink is a wire with a line
+ * rate behind the link QoS scheduler (uplink.c); the hooks here are marked
+ * "QoS hook": frames to the uplink go to its queues, a paused function's TX
+ * ring waits, the uplink's timer and resumes drive it, and a VF's
+ * min/max_mbps are its leaf's tx_share/tx_max.
  * RX: one frame per descriptor; a frame larger than the posted buffer, or a
  * buffer the DMA refuses, consumes the descriptor with VFW_RXD_ERR_BUF.
  */
@@ -19,6 +24,7 @@
 #include <string.h>
 
 #include "vfw_dataplane.h"
+#include "vfw_uplink.h"
 #include "vswitch.h"
 
 #define LINK_STATE_AUTO    0
@@ -61,7 +67,10 @@ struct vfw_dp {
     uint8_t buf[VFW_FRAME_MAX + 4];
     uint8_t out[VFW_FRAME_MAX + 8];
     unsigned inject_depth;      /* vfw_dp_fn_inject nesting (bounded) */
+    struct vfw_uplink *up;      /* QoS hook: NULL without ops->uplink_timer */
 };
+
+static void tx_kick(struct vfw_dp *dp, unsigned fn);
 
 static uint64_t now(struct vfw_dp *dp)
 {
@@ -264,6 +273,70 @@ static void cfg_default(struct vfw_dp_vf_cfg *c)
     c->link_state = LINK_STATE_AUTO;
 }
 
+/* --- QoS hook: the uplink's callbacks ----------------------------------- */
+
+static void up_tx(void *ctx, const uint8_t *frame, size_t len)
+{
+    struct vfw_dp *dp = ctx;
+
+    if (dp->uplink_up && dp->ops->uplink_tx) {
+        dp->ops->uplink_tx(dp->ctx, frame, len);
+    }
+}
+
+static void up_timer(void *ctx, uint64_t when)
+{
+    struct vfw_dp *dp = ctx;
+
+    dp->ops->uplink_timer(dp->ctx, when);
+}
+
+static void up_resume(void *ctx, unsigned fn)
+{
+    struct vfw_dp *dp = ctx;
+
+    if (fn < fn_count(dp)) {
+        tx_kick(dp, fn);
+    }
+}
+
+static const struct vfw_uplink_ops uplink_ops = {
+    .tx = up_tx, .timer = up_timer, .resume = up_resume,
+};
+
+struct vsw_qos *vfw_dp_qos(struct vfw_dp *dp)
+{
+    return dp ? vfw_uplink_qos(dp->up) : NULL;
+}
+
+void vfw_dp_uplink_timer(struct vfw_dp *dp)
+{
+    if (dp && dp->up) {
+        vfw_uplink_advance(dp->up, now(dp));
+    }
+}
+
+bool vfw_dp_fn_tx_paused(const struct vfw_dp *dp, unsigned fn)
+{
+    return dp && fn < fn_count(dp) && vfw_uplink_paused(dp->up, fn);
+}
+
+/* A VF's min/max_mbps are its leaf's tx_share/tx_max (one model for `ip
+ * link set ... min_tx_rate/max_tx_rate` and devlink rate); the rest of the
+ * leaf (parent, priority, weight) stays as devlink set it. */
+static int leaf_rates(struct vfw_dp *dp, unsigned vf, const struct vfw_dp_vf_cfg *c)
+{
+    vsw_qos *q = vfw_uplink_qos(dp->up);
+    vsw_qos_rate r;
+
+    if (!q || vsw_qos_leaf_get(q, VFW_DP_FN_VF(vf), &r)) {
+        return 0;
+    }
+    r.tx_share = (uint64_t)c->min_mbps * 1000000u;
+    r.tx_max = (uint64_t)c->max_mbps * 1000000u;
+    return vsw_qos_leaf_set(q, VFW_DP_FN_VF(vf), &r, NULL);
+}
+
 struct vfw_dp *vfw_dp_create(const struct vfw_dp_ops *ops, void *ctx,
                              const uint8_t pf_mac[6], unsigned total_vfs)
 {
@@ -293,6 +366,13 @@ struct vfw_dp *vfw_dp_create(const struct vfw_dp_ops *ops, void *ctx,
         vfw_dp_destroy(dp);
         return NULL;
     }
+    if (ops->uplink_timer) {    /* QoS hook */
+        dp->up = vfw_uplink_create(&uplink_ops, dp, fn_count(dp));
+        if (!dp->up) {
+            vfw_dp_destroy(dp);
+            return NULL;
+        }
+    }
     return dp;
 }
 
@@ -301,6 +381,7 @@ void vfw_dp_destroy(struct vfw_dp *dp)
     if (!dp) {
         return;
     }
+    vfw_uplink_destroy(dp->up);
     vsw_destroy(dp->sw);
     free(dp);
 }
@@ -322,6 +403,10 @@ int vfw_dp_set_vf(struct vfw_dp *dp, unsigned vf,
         cfg->mc_count > VFW_MC_FILTER_MAX) {
         return -EINVAL;
     }
+    rc = leaf_rates(dp, vf, cfg);       /* QoS hook: -ERANGE if oversubscribed */
+    if (rc) {
+        return rc;
+    }
     old = dp->cfg[vf];
     vfw_dp_vf_mac(dp, vf, old_mac);
     dp->cfg[vf] = *cfg;
@@ -329,6 +414,7 @@ int vfw_dp_set_vf(struct vfw_dp *dp, unsigned vf,
     if (rc) {
         dp->cfg[vf] = old;
         apply_vf(dp, vf);
+        leaf_rates(dp, vf, &old);
         return rc;
     }
     f = &dp->fn[VFW_DP_FN_VF(vf)];
@@ -375,6 +461,9 @@ void vfw_dp_set_uplink(struct vfw_dp *dp, bool up)
     }
     for (unsigned fn = 0; fn < fn_count(dp); fn++) {
         link_update(dp, fn);
+    }
+    if (!up) {
+        vfw_uplink_flush(dp->up);   /* QoS hook: nothing leaves a dead wire */
     }
 }
 
@@ -480,10 +569,18 @@ static bool vf_rx_accepts(const struct vfw_dp_vf_cfg *c, const uint8_t *frame)
     return false;
 }
 
-static void deliver(struct vfw_dp *dp, unsigned port, const uint8_t *frame,
-                    size_t len)
+static void deliver(struct vfw_dp *dp, const vsw_decision *d, unsigned port,
+                    const uint8_t *frame, size_t len)
 {
-    if (port == VSW_PORT_UPLINK) {
+    if (port == VSW_PORT_UPLINK && dp->up) {
+        /* QoS hook: the sender's queue of the frame's class; a full queue
+         * pauses the sender (tx_kick checks), a drop is the class's count */
+        unsigned fn = d->in_port == VSW_PORT_PF ? VFW_DP_FN_PF : VFW_DP_FN_VF(d->in_port - 2u);
+
+        if (dp->uplink_up && d->in_port != VSW_PORT_UPLINK) {
+            vfw_uplink_send(dp->up, fn, d->tc, frame, len, now(dp));
+        }
+    } else if (port == VSW_PORT_UPLINK) {
         if (dp->uplink_up && dp->ops->uplink_tx) {
             dp->ops->uplink_tx(dp->ctx, frame, len);
         }
@@ -518,7 +615,7 @@ static unsigned switch_frame(struct vfw_dp *dp, unsigned in_port,
             n = vsw_egress_frame(dp->sw, &d, p, frame, len, dp->out,
                                  sizeof(dp->out));
             if (n) {
-                deliver(dp, p, dp->out, n);
+                deliver(dp, &d, p, dp->out, n);
             }
         }
     }
@@ -601,6 +698,9 @@ static void tx_kick(struct vfw_dp *dp, unsigned fn)
     }
     budget = r->len;
     while (r->head != r->tail && budget) {
+        if (vfw_uplink_paused(dp->up, fn)) {
+            break;      /* QoS hook: the ring waits; the uplink resumes it */
+        }
         uint32_t mask = r->len - 1;
         uint32_t avail = (r->tail - r->head) & mask;
         uint8_t raw[VFW_TX_MAX_FRAGS][VFW_DESC_SIZE];
@@ -936,10 +1036,12 @@ void vfw_dp_reset(struct vfw_dp *dp)
     for (unsigned vf = 0; vf < dp->total_vfs; vf++) {
         cfg_default(&dp->cfg[vf]);
         apply_vf(dp, vf);
+        leaf_rates(dp, vf, &dp->cfg[vf]);   /* QoS hook */
     }
     for (unsigned fn = 0; fn < fn_count(dp); fn++) {
         vfw_dp_reset_fn(dp, fn);
     }
+    vfw_uplink_flush(dp->up);           /* QoS hook */
 }
 
 uint64_t vfw_dp_stat(const struct vfw_dp *dp, unsigned fn, unsigned stat)

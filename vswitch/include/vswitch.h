@@ -449,6 +449,171 @@ int vsw_meter_counters_get(const vsw_switch *sw, unsigned id,
                            vsw_meter_counters *c);
 
 /* ---------------------------------------------------------------------- */
+/* Link QoS: 8 traffic classes over a rate tree (dcb ets + devlink rate)    */
+/*
+ * One scheduler for one link with a line rate (the adapter's uplink), in
+ * qos_cfg.c (configuration, validation) and qos_sched.c (queues, service
+ * order).  Sources are LEAVES 0..nleaves-1 (the adapter's functions: PF and
+ * VFs); NODES 1..VSW_QOS_MAX_NODES group leaves and other nodes (tenants,
+ * nested).  Node id 0 as a parent means the root: the link itself.
+ *
+ * QUEUES: a frame is queued on (leaf, class).  A class queue (all leaves)
+ * and each leaf's part of it are bounded in frames and bytes.  A leaf may
+ * hold at most the free space of the class queue (a dynamic threshold, so
+ * n busy leaves get 1/(n+1) of it each) and never more than its own bound;
+ * once fewer than VSW_QOS_RESERVE more of the largest frames would fit,
+ * the enqueue still succeeds but the leaf is PAUSED: its source must stop
+ * feeding frames (the adapter stops consuming the function's TX ring)
+ * until its part drains to half of what it may hold and vsw_qos_resumed()
+ * names the leaf again.  A frame that finds no room at all under the hard
+ * bounds (a source that cannot be paused, e.g. a flood copy or the RDMA
+ * engine) is dropped and counted.
+ *
+ * SERVICE ORDER, each time the wire is free:
+ *   1. classes: strict classes first, the higher class number first; then
+ *      the ETS classes, sharing what is left in proportion to their
+ *      bandwidth percent (weighted fair queueing); ETS classes of 0% only
+ *      when no other ETS class can send.  A class over its maxrate waits.
+ *   2. inside the chosen class, down the rate tree from the root: among the
+ *      siblings that have frames of that class and are under their tx_max,
+ *        a. those below their tx_share (guarantee) first,
+ *        b. then the higher tx_priority first (0..7, 7 first),
+ *        c. then by tx_weight (weighted fair queueing).
+ *      A node whose subtree cannot send (every leaf capped) is skipped.
+ *   Rates (tx_share, tx_max) are per object across all classes, as devlink
+ *   rate defines them; a guarantee is a floor, not an addition: an object
+ *   below its tx_share is served first, above it it competes by weight
+ *   like any other (so it gets max(tx_share, its weighted share)).  Strict
+ *   classes go before any guarantee in an ETS class (a strict class can
+ *   starve the others, as in 802.1Qaz); give strict classes a maxrate.
+ *
+ * Not thread-safe (unlike the switch tables): the caller serialises every
+ * call (the adapter runs under QEMU's BQL).  All times are the caller's
+ * nanoseconds (simulated in tests).  Every loop is bounded by the number of
+ * objects (VSW_QOS_MAX_LEAVES + VSW_QOS_MAX_NODES) and classes.
+ */
+#define VSW_QOS_MAX_LEAVES  256u
+#define VSW_QOS_MAX_NODES   63u      /* node ids 1..63; 0 = the root        */
+#define VSW_QOS_MAX_DEPTH   4u       /* nodes between a leaf and the root   */
+#define VSW_QOS_MAX_PRIO    7u
+#define VSW_QOS_MAX_WEIGHT  1000u
+#define VSW_QOS_RESERVE     2u       /* frames of room kept when pausing    */
+#define VSW_QOS_MIN_RATE    1000u            /* bits/s                     */
+#define VSW_QOS_MAX_RATE    1600000000000ull /* 1.6 Tbit/s                 */
+
+typedef struct vsw_qos vsw_qos;
+
+typedef struct vsw_qos_limits {
+    uint32_t tc_frames, tc_bytes;     /* a class queue, all leaves
+                                         (0: 2048 frames, 2 MiB)           */
+    uint32_t leaf_frames, leaf_bytes; /* one leaf's frames in one class
+                                         (0: 256 frames, 256 KiB)          */
+    uint32_t max_frame;               /* largest frame in bytes (0: 9216);
+                                         bounds must hold 4 of them        */
+} vsw_qos_limits;
+
+/* A link of `rate_bps` (default: 10 Gbit/s, overhead 24) for nleaves
+ * sources (1..VSW_QOS_MAX_LEAVES).  NULL on bad arguments or OOM. */
+vsw_qos *vsw_qos_create(unsigned nleaves, const vsw_qos_limits *lim);
+void     vsw_qos_destroy(vsw_qos *q);   /* queued handles are forgotten */
+
+/* The wire: rate_bps in [VSW_QOS_MIN_RATE, VSW_QOS_MAX_RATE]; overhead =
+ * bytes the wire adds to every frame (preamble 8 + gap 12 + FCS 4 = 24 on
+ * Ethernet, for frames handed over without FCS), 0..64.  Refused with
+ * -ERANGE if the guarantees under the root would no longer fit. */
+int vsw_qos_set_line(vsw_qos *q, uint64_t rate_bps, uint32_t overhead,
+                     vsw_error *err);
+void vsw_qos_get_line(const vsw_qos *q, uint64_t *rate_bps, uint32_t *overhead);
+
+/* A rate object (devlink rate leaf or node).  Rates in bits/s; the PF
+ * driver converts devlink's bytes/s. */
+typedef struct vsw_qos_rate {
+    uint64_t tx_share;      /* guaranteed minimum, 0 = none                */
+    uint64_t tx_max;        /* ceiling, 0 = none                           */
+    uint32_t tx_priority;   /* 0..VSW_QOS_MAX_PRIO, higher served first    */
+    uint32_t tx_weight;     /* 1..VSW_QOS_MAX_WEIGHT among equal priority  */
+    uint16_t parent;        /* node id, 0 = the root                       */
+} vsw_qos_rate;
+void vsw_qos_rate_default(vsw_qos_rate *r);     /* weight 1, the rest 0 */
+
+/* Errors (nothing changes on error; err->msg says why):
+ *   -EINVAL  a value out of range (weight 0, priority > 7, tx_share >
+ *            tx_max, bad id);
+ *   -ENOENT  the node (or the parent named) does not exist;
+ *   -EEXIST  vsw_qos_node_add of an id in use;
+ *   -EBUSY   vsw_qos_node_del of a node that still has children;
+ *   -ELOOP   a parent chain that loops or is deeper than VSW_QOS_MAX_DEPTH;
+ *   -ERANGE  guarantees oversubscribed: the tx_share of a node's children
+ *            (a node without one of its own counts as the sum of its
+ *            children's) exceed the node's tx_share, or its tx_max, or at
+ *            the root the line rate. */
+int vsw_qos_node_add(vsw_qos *q, unsigned node, const vsw_qos_rate *r,
+                     vsw_error *err);
+int vsw_qos_node_set(vsw_qos *q, unsigned node, const vsw_qos_rate *r,
+                     vsw_error *err);
+int vsw_qos_node_del(vsw_qos *q, unsigned node, vsw_error *err);
+int vsw_qos_node_get(const vsw_qos *q, unsigned node, vsw_qos_rate *r);
+int vsw_qos_leaf_set(vsw_qos *q, unsigned leaf, const vsw_qos_rate *r,
+                     vsw_error *err);
+int vsw_qos_leaf_get(const vsw_qos *q, unsigned leaf, vsw_qos_rate *r);
+
+/* Classes (dcb ets, dcb maxrate).  Default: every class ETS, 12/12/12/12/
+ * 13/13/13/13 percent, no maxrate. */
+enum vsw_tsa { VSW_TSA_STRICT = 0, VSW_TSA_ETS = 1 };
+typedef struct vsw_qos_ets {
+    uint8_t  tsa[VSW_NUM_TC];     /* enum vsw_tsa                          */
+    uint8_t  bw[VSW_NUM_TC];      /* percent; ETS classes sum to 100,
+                                     strict classes 0                      */
+    uint64_t maxrate[VSW_NUM_TC]; /* bits/s, 0 = none                      */
+} vsw_qos_ets;
+int  vsw_qos_ets_set(vsw_qos *q, const vsw_qos_ets *e, vsw_error *err);
+void vsw_qos_ets_get(const vsw_qos *q, vsw_qos_ets *e);
+
+/* Data path.  Enqueue: 0 queued; VSW_QOS_PAUSED queued and the leaf is now
+ * paused; -ENOSPC dropped (counted); -EINVAL bad leaf, class or len (0 or
+ * more than max_frame; not counted). */
+#define VSW_QOS_PAUSED 1
+int vsw_qos_enqueue(vsw_qos *q, unsigned leaf, unsigned tc, uint64_t handle,
+                    uint32_t len, uint64_t now_ns);
+
+typedef struct vsw_qos_frame {
+    uint64_t handle;
+    uint32_t len;
+    uint16_t leaf;
+    uint8_t  tc;
+    uint64_t queued_ns;     /* now_ns of its enqueue                       */
+} vsw_qos_frame;
+/* The next frame to put on the wire at now_ns: returns 1 and fills *f, or
+ * 0 when nothing may be sent now.  *next_ns (if non-NULL) is when to call
+ * again (UINT64_MAX: nothing queued).  The wire is busy for
+ * (len + overhead) * 8 / rate after each frame. */
+int vsw_qos_dequeue(vsw_qos *q, uint64_t now_ns, vsw_qos_frame *f,
+                    uint64_t *next_ns);
+bool vsw_qos_paused(const vsw_qos *q, unsigned leaf);
+/* Leaves resumed since the last call (up to max of them, each once). */
+size_t vsw_qos_resumed(vsw_qos *q, uint16_t *leaves, size_t max);
+/* Drop every queued frame (link down, reset): drop(ctx, handle) for each,
+ * counted as dropped; every paused leaf resumes.  Returns how many. */
+size_t vsw_qos_flush(vsw_qos *q, void (*drop)(void *ctx, uint64_t handle),
+                     void *ctx);
+
+typedef struct vsw_qos_tc_stats {
+    uint64_t queued_pkts, queued_bytes;   /* accepted by enqueue           */
+    uint64_t sent_pkts, sent_bytes;       /* dequeued onto the wire        */
+    uint64_t dropped_pkts, dropped_bytes; /* no room, or flushed           */
+    uint64_t pauses;                      /* leaves paused by this class   */
+    uint32_t backlog_frames, backlog_bytes;
+} vsw_qos_tc_stats;
+typedef struct vsw_qos_leaf_stats {
+    uint64_t sent_pkts, sent_bytes, dropped_pkts, pauses;
+    uint32_t backlog_frames;
+    bool     paused;
+} vsw_qos_leaf_stats;
+int vsw_qos_tc_stats_get(const vsw_qos *q, unsigned tc, vsw_qos_tc_stats *s);
+int vsw_qos_leaf_stats_get(const vsw_qos *q, unsigned leaf,
+                           vsw_qos_leaf_stats *s);
+
+/* ---------------------------------------------------------------------- */
 /* Frame parsing (exposed for tests, fuzzing and the device model)          */
 
 typedef struct vsw_pkt {
