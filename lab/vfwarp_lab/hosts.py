@@ -287,6 +287,28 @@ class Lab:
             self._save()
         return stopped
 
+    def power_off(self, name: str):
+        """Pull the plug of one host: its QEMU is killed at once, the guest gets
+        no shutdown (fault tests: a peer gone mid-transfer)."""
+        spec = self.host(name)
+        if _runs_in(spec.pid, self.state):
+            os.killpg(spec.pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while _alive(spec.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        spec.pid = 0
+        self._save()
+
+    def power_on(self, name: str, boot_timeout: float = 600.0):
+        """Boot a host that was powered off again, on its old ports and wire,
+        from a fresh copy of the image (the disk is a snapshot per boot)."""
+        spec = self.host(name)
+        if _runs_in(spec.pid, self.state):
+            raise LabError(f"{name}: already running (pid {spec.pid})")
+        self._start_qemu(qemu_binary(), self.image, spec, list(self.hosts))
+        self._save()
+        self._wait_all_ssh([name], boot_timeout)
+
     def status(self) -> list:
         rows = []
         for h in self.hosts.values():

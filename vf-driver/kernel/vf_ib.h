@@ -233,7 +233,6 @@ void vfw_ib_cm_work(struct work_struct *work);
 void vfw_ib_cm_qp_gone(struct vfw_ib_dev *dev, struct vfw_qp *qp);
 void vfw_ib_cm_fini(struct vfw_ib_dev *dev);
 void vfw_ib_cm_addr_changed(struct vfw_ib_dev *dev, __be32 ip);
-void vfw_ib_cm_reset(struct vfw_ib_dev *dev);
 
 /* vf_ib_mmap.c */
 extern const struct ib_device_ops vfw_ib_mmap_ops;

@@ -566,35 +566,6 @@ void vfw_ib_cm_fini(struct vfw_ib_dev *dev)
 	mutex_unlock(&dev->cm_lock);
 }
 
-/* FLR: the device forgot every listener and connection. Connections end
- * for iw_cm now; listeners go dormant and restart with the address. */
-void vfw_ib_cm_reset(struct vfw_ib_dev *dev)
-{
-	struct vfw_listener *lsn;
-	struct vfw_cm_evt *evt, *tmp;
-	struct vfw_cep *cep;
-	unsigned long i;
-	LIST_HEAD(stale);
-
-	mutex_lock(&dev->cm_lock);
-	spin_lock_irq(&dev->cm_evt_lock);
-	list_splice_init(&dev->cm_evts, &stale);
-	spin_unlock_irq(&dev->cm_evt_lock);
-	list_for_each_entry_safe(evt, tmp, &stale, node)
-		kfree(evt);
-	xa_for_each(&dev->ceps, i, cep) {
-		cep_finish(dev, cep, -ECONNRESET);
-		cep_free(dev, cep);
-	}
-	list_for_each_entry(lsn, &dev->lsn_list, node) {
-		if (lsn->active)
-			xa_erase(&dev->listeners, lsn->id);
-		lsn->active = false;
-	}
-	dev->cur_ip = 0;
-	mutex_unlock(&dev->cm_lock);
-}
-
 /* ---- iw_cm verbs ---------------------------------------------------------- */
 
 static void vfw_iw_add_ref(struct ib_qp *ibqp)

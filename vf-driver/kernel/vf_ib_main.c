@@ -450,29 +450,25 @@ void vfw_ib_remove(struct vfw_vf *vf)
 }
 
 /*
- * FLR: the device destroys every RDMA object of the function and turns
- * its queues off. The ib_device stays, but nothing it had is valid:
- * restart the queues so new commands work, and tell every consumer the
- * device failed (they must tear down and start over).
+ * FLR: the device destroys every RDMA object of the function and resets
+ * its connections. As irdma does across an ice reset, the ib_device goes
+ * before the reset, while the device still answers commands: unregistering
+ * disassociates every user context (its process sees EIO and
+ * IB_EVENT_DEVICE_FATAL, its mappings are zapped), rdma_cm users get
+ * RDMA_CM_EVENT_DEVICE_REMOVAL, and each object is destroyed in order, so
+ * `rdma res` ends empty and nothing refers to ids the device forgot. A new
+ * ib_device comes after the reset.
  */
 void vfw_ib_reset_prepare(struct vfw_vf *vf)
 {
+	vfw_ib_remove(vf);
 }
 
 void vfw_ib_reset_done(struct vfw_vf *vf)
 {
-	struct vfw_ib_dev *dev = vf->ib;
-	struct ib_event ev = {};
+	int err = vfw_ib_probe(vf);
 
-	if (!dev)
-		return;
-	vfw_ib_rcq_enable(dev);
-	vfw_ib_eq_enable(dev);
-	vfw_ib_cm_reset(dev);
-	dev->cur_mtu = 0;
-	schedule_work(&dev->addr_work);
-	ev.device = &dev->ibdev;
-	ev.element.port_num = 1;
-	ev.event = IB_EVENT_DEVICE_FATAL;
-	ib_dispatch_event(&ev);
+	if (err)
+		dev_warn(&vf->eth.pdev->dev, "no iWARP device after reset: %d\n",
+			 err);
 }
