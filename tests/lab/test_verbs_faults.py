@@ -1,0 +1,150 @@
+"""Faults around live verbs traffic (issue 14): a verbs process killed
+mid-transfer, an FLR of a VF with live QPs, the peer host powered off
+mid-transfer, and `rmmod vfwarp_vf` with no users.
+
+After each: the surviving processes see their QPs flush and end (they do
+not hang), `rdma res` of the VF devices returns to empty, the kernel logged
+no WARNING/BUG/Oops, QEMU is alive, and the next rping between the hosts
+passes. Traffic is ib_write_bw -R (busy-polling: it ends only if its CQ
+reports the flush) from h1 VF0 to h2 VF0.
+"""
+import re
+import time
+
+import pytest
+
+import vf_env
+from test_verbs import PERF_PORT, bg, ibdev_of, res_counts, RES_KINDS, rping_pair, wait_listen
+from vf_env import addr, vfs_up
+
+SPLAT = re.compile(r"WARNING:|BUG:|Oops|Call Trace|general protection|list_del corruption")
+
+
+@pytest.fixture(scope="module")
+def faults(lab2):
+    with vfs_up(lab2):
+        yield lab2
+
+
+def start_transfer(lab, secs=120):
+    """ib_write_bw -R -D secs h1 VF0 -> h2 VF0; returns once both hosts
+    have its QP. Each side's log ends with 'exit=<status>'."""
+    for h in ("h1", "h2"):
+        lab.ssh(h, "pkill -x ib_write_bw; rm -f /tmp/fault-bw.log", check=False)
+    wrap = "bash -c 'timeout {t} ib_write_bw -R -F -D {d} -s 65536 {a}; echo exit=$?'"
+    bg(lab, "h2", 0, wrap.format(t=secs + 60, d=secs, a=""), "/tmp/fault-bw.log")
+    wait_listen(lab, "h2", 0, PERF_PORT, "/tmp/fault-bw.log")
+    bg(lab, "h1", 0, wrap.format(t=secs + 60, d=secs, a=addr("h2", 0)), "/tmp/fault-bw.log")
+    devs = {h: ibdev_of(lab, h, 0) for h in ("h1", "h2")}
+    end = time.time() + 60
+    while time.time() < end:
+        if all(res_counts(lab, h, d)[0]["qp"] >= 1 for h, d in devs.items()):
+            time.sleep(2)           # and moving data
+            return
+        time.sleep(1)
+    pytest.fail("ib_write_bw never connected:\n" + "\n".join(
+        lab.ssh(h, "cat /tmp/fault-bw.log", check=False).stdout for h in devs))
+
+
+def wait_ended(lab, host, secs):
+    """ib_write_bw on `host` ends within `secs`; returns its log."""
+    end = time.time() + secs
+    while time.time() < end:
+        if lab.ssh(host, "pgrep -x ib_write_bw", check=False).returncode:
+            break
+        time.sleep(1)
+    log = lab.ssh(host, "cat /tmp/fault-bw.log", check=False).stdout
+    assert lab.ssh(host, "pgrep -x ib_write_bw", check=False).returncode, \
+        f"{host}: ib_write_bw still running {secs}s after the fault (QP not flushed):\n{log}"
+    return log
+
+
+def assert_clean(lab, host):
+    """The host's VF devices hold no RDMA object, and its kernel logged no
+    splat since the VFs were set up (vf_env SETUP clears dmesg)."""
+    dev = ibdev_of(lab, host, 0)
+    end = time.time() + 20           # iw_cm tears connections down asynchronously
+    while time.time() < end and any(res_counts(lab, host, dev)[0][k] for k in RES_KINDS):
+        time.sleep(1)
+    counts, line = res_counts(lab, host, dev)
+    assert not any(counts[k] for k in RES_KINDS), f"{host}: objects left: {line}"
+    msgs = lab.ssh(host, "dmesg").stdout
+    bad = [ln for ln in msgs.splitlines() if SPLAT.search(ln)]
+    assert not bad, f"{host}: kernel splat:\n" + "\n".join(bad[:20])
+    assert [h["running"] for h in lab.status() if h["host"] == host] == [True]  # QEMU alive
+
+
+def exit_status(log):
+    m = re.search(r"^exit=(\d+)", log, re.M)
+    return int(m.group(1)) if m else None
+
+
+def test_kill_verbs_process_mid_transfer(faults):
+    start_transfer(faults)
+    faults.ssh("h1", "pkill -9 -x ib_write_bw")
+    # the server's QP flushes on the connection's reset; it reports and ends
+    slog = wait_ended(faults, "h2", 60)
+    assert exit_status(slog) not in (None, 0), slog
+    for h in ("h1", "h2"):
+        assert_clean(faults, h)
+    rping_pair(faults, ("h2", 0), ("h1", 0))
+
+
+def test_flr_of_vf_with_live_qps(faults):
+    start_transfer(faults)
+    vf_pci = faults.ssh("h1", "ip netns exec vf0 readlink -f /sys/class/net/vfeth/device"
+                        ).stdout.strip()
+    dev_before = ibdev_of(faults, "h1", 0)
+    faults.ssh("h1", f"echo 1 > {vf_pci}/reset", timeout=120)
+    # the FLR'd side: its QP's WRs complete in error, the program ends
+    clog = wait_ended(faults, "h1", 60)
+    assert exit_status(clog) not in (None, 0), clog
+    # the peer: its connection is reset, its QP flushes
+    slog = wait_ended(faults, "h2", 120)
+    assert exit_status(slog) not in (None, 0), slog
+    # a new ib_device on the same netdev after the reset
+    assert ibdev_of(faults, "h1", 0), dev_before
+    for h in ("h1", "h2"):
+        assert_clean(faults, h)
+    rping_pair(faults, ("h2", 0), ("h1", 0))
+    rping_pair(faults, ("h1", 0), ("h2", 0))
+
+
+def test_peer_powered_off_mid_transfer(faults):
+    start_transfer(faults, secs=600)
+    t0 = time.time()
+    faults.power_off("h2")
+    try:
+        # the engine's TCP gives up after its data retries (8, RTO doubling
+        # from 200 ms, at most 60 s each): the QP goes to ERROR and flushes
+        clog = wait_ended(faults, "h1", 400)
+        gone = time.time() - t0
+        assert exit_status(clog) not in (None, 0), clog
+        assert_clean(faults, "h1")
+        print(f"\nh1's ib_write_bw ended {gone:.0f}s after h2 lost power")
+    finally:
+        # h2 comes back for the next tests, also when this one failed
+        faults.power_on("h2")
+        out = faults.ssh("h2", vf_env.SETUP % {"h": 2, "pf": vf_env.PF_ID,
+                                               "mods": vf_env.MODS, "n": vf_env.NVF},
+                         timeout=300).stdout
+    assert out.count("LOWER_UP") == vf_env.NVF, out
+    rping_pair(faults, ("h2", 0), ("h1", 0))
+
+
+def test_rmmod_vf_driver_without_users(faults):
+    rping_pair(faults, ("h2", 0), ("h1", 0))
+    r = faults.ssh("h1", "timeout 120 rmmod vfwarp_vf; echo rc=$?", timeout=180)
+    assert "rc=0" in r.stdout, r.stdout + r.stderr
+    left = faults.ssh("h1", "for d in /sys/class/infiniband/*; do "
+                            "basename $(readlink $d/device/driver); done", check=False).stdout
+    assert "vfwarp_vf" not in left, left
+    msgs = faults.ssh("h1", "dmesg").stdout
+    bad = [ln for ln in msgs.splitlines() if SPLAT.search(ln)]
+    assert not bad, "h1: kernel splat:\n" + "\n".join(bad[:20])
+    # back to a working host: VFs, netdevs and RDMA from scratch
+    faults.ssh("h1", vf_env.CLEANUP, check=False, timeout=300)
+    out = faults.ssh("h1", vf_env.SETUP % {"h": 1, "pf": vf_env.PF_ID, "mods": vf_env.MODS,
+                                           "n": vf_env.NVF}, timeout=300).stdout
+    assert out.count("LOWER_UP") == vf_env.NVF, out
+    rping_pair(faults, ("h2", 0), ("h1", 0))
