@@ -72,18 +72,29 @@ struct vfw_engine_config {
      * VFW_DEF_MR_PAGES); vfw_mr_reg_pages fails with -ENOSPC beyond it.
      * Appended (additive) by the engine owner for issue 14. */
     uint32_t max_mr_pages;
+    /* As MPA initiator, send no FPDU until this long after the MPA Reply
+     * (0: none). Linux siw as responder starts reading the stream only
+     * after its Reply has gone out (siw_accept), so an FPDU that arrives
+     * in that window is never read; a device answering within
+     * microseconds hits it. vfw_engine_poll releases held QPs. */
+    uint64_t initiator_settle_ns;
 };
 
 struct vfw_engine *vfw_engine_new(const struct vfw_engine_ops *ops,
                                   const struct vfw_engine_config *cfg);
 void vfw_engine_free(struct vfw_engine *e);
 /* Enlarge the object tables to cfg's max_* (0 or a smaller value: that
- * table stays as it is; func_id and max_mr_pages are ignored). Objects and
+ * table stays as it is; func_id, max_mr_pages, initiator_settle_ns are
+ * ignored). Objects and
  * ids are kept. Not from inside an engine call or upcall. -ENOMEM: some
  * tables may have grown, none shrank, everything still works. */
 int vfw_engine_grow(struct vfw_engine *e, const struct vfw_engine_config *cfg);
-/* Drive timers (MPA handshake timeout). Cheap; call on any tick. */
+/* Drive timers (MPA handshake timeout, initiator settle). Cheap; call on
+ * any tick. */
 void vfw_engine_poll(struct vfw_engine *e);
+/* When vfw_engine_poll next has something to release (UINT64_MAX: none;
+ * the MPA handshake timeout is not included). */
+uint64_t vfw_engine_next_ns(struct vfw_engine *e);
 
 /* ---- PD / MR ----------------------------------------------------------- */
 int vfw_pd_alloc(struct vfw_engine *e, uint32_t *pd_id);

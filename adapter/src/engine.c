@@ -40,6 +40,7 @@ struct vfw_engine *vfw_engine_new(const struct vfw_engine_ops *ops,
     e->max_cep = lim(cfg->max_cep, 2 * e->max_qp);
     e->max_mr_pages = cfg->max_mr_pages ? cfg->max_mr_pages
                                         : VFW_DEF_MR_PAGES;
+    e->initiator_settle_ns = cfg->initiator_settle_ns;
     e->pd = calloc(e->max_pd + 1, sizeof(*e->pd));
     e->mr = calloc(e->max_mr + 1, sizeof(*e->mr));
     e->cq = calloc(e->max_cq + 1, sizeof(*e->cq));
@@ -262,6 +263,24 @@ void vfw_llp_closed(struct vfw_engine *e, uint32_t cep_id, int err)
     }
 }
 
+/* Release QPs whose initiator settle time is over (bounded by max_qp). */
+static void release_held(struct vfw_engine *e, uint64_t now)
+{
+    uint32_t still = 0;
+    for (uint32_t i = 1; i <= e->max_qp && e->held; i++) {
+        struct vfw_qp *qp = &e->qp[i];
+        if (!qp->tx_hold_until)
+            continue;
+        if (now < qp->tx_hold_until) {
+            still++;
+            continue;
+        }
+        qp->tx_hold_until = 0;
+        vfw_rdmap_tx(e, i);
+    }
+    e->held = still;
+}
+
 void vfw_engine_poll(struct vfw_engine *e)
 {
     if (!e)
@@ -282,6 +301,19 @@ void vfw_engine_poll(struct vfw_engine *e)
         if (qp)
             vfw_qp_error(e, qp, qp_id, false);
     }
+    if (e->held)
+        release_held(e, now);
+}
+
+uint64_t vfw_engine_next_ns(struct vfw_engine *e)
+{
+    uint64_t next = UINT64_MAX;
+    if (!e || !e->held)
+        return next;
+    for (uint32_t i = 1; i <= e->max_qp; i++)
+        if (e->qp[i].tx_hold_until && e->qp[i].tx_hold_until < next)
+            next = e->qp[i].tx_hold_until;
+    return next;
 }
 
 void vfw_engine_stats(const struct vfw_engine *e, struct vfw_engine_stats *st)

@@ -324,6 +324,10 @@ static void hs_frame(struct vfw_engine *e, uint32_t cep_id, struct vfw_cep *c)
         hs_fail(e, cep_id, -ENOMEM);
         return;
     }
+    if (e->initiator_settle_ns) {
+        qp->tx_hold_until = e->ops.now_ns(e->ops.opaque) + e->initiator_settle_ns;
+        e->held++;
+    }
     vfw_cm_emit(e, VFW_CM_ESTABLISHED, cep_id, qp_id, 0, pd, pdl);
     vfw_rdmap_tx(e, qp_id);
 }

@@ -180,6 +180,7 @@ void vfw_qp_flush(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
     qp->tx_len = 0;
     qp->term_pending = false;
     qp->rtr_send = 0;
+    qp->tx_hold_until = 0;
 }
 
 /* Move to ERROR and flush. abort_llp: reset the connection now. */

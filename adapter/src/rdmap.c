@@ -479,6 +479,8 @@ static bool pick(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
     }
     if (qp->state != VFW_QPS_RTS && qp->state != VFW_QPS_CLOSING)
         return false;
+    if (qp->tx_hold_until)      /* initiator settle: vfw_engine_poll */
+        return false;
     if (qp->rtr_send) {
         m->kind = TX_RTR;
         if (qp->rtr_send == VFW_RTR_WRITE) {

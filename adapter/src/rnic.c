@@ -164,8 +164,9 @@ static struct rnic_fn *fn_new(struct vfw_rnic *r, unsigned fn)
      * slot, so with at most quota objects every id fits. CEPs too: one
      * exists only while its connection holds a conn slot (made after the
      * slot, released before it in every path of rnic_cm.c). */
-    struct vfw_engine_config ec = { .func_id = (uint16_t)fn,
-                                    .max_mr_pages = VFW_RDMA_HW_MR_PAGES };
+    struct vfw_engine_config ec = {
+        .func_id = (uint16_t)fn, .max_mr_pages = VFW_RDMA_HW_MR_PAGES,
+        .initiator_settle_ns = RNIC_INITIATOR_SETTLE_NS };
     engine_size(&ec, &r->quota[fn]);
     fs->e = vfw_engine_new(&eo, &ec);
     /* The TCP stack needs the function's IPv4 address: SET_ADDR makes it
@@ -297,6 +298,9 @@ static bool run_fn(struct rnic_fn *fs, uint64_t *next)
     rnic_wq_run(fs, RNIC_BUDGET_WQES, &more);   /* work unblocked above */
     rnic_eq_flush_irq(fs);
     uint64_t t = fs->tcp ? vfw_tcp_next_timer_ns(fs->tcp) : UINT64_MAX;
+    uint64_t held = vfw_engine_next_ns(fs->e);
+    if (held < t)
+        t = held;
     if (rnic_cm_handshaking(fs)) {
         uint64_t h = rnic_now(fs) + RNIC_HS_POLL_NS;
         if (h < t)

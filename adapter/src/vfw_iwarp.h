@@ -175,6 +175,7 @@ struct vfw_qp {
     bool tx_gate;             /* responder: no FPDU before the first in */
     bool rtr_expect;          /* responder: swallow the first FPDU (RTR) */
     uint8_t rtr_send;         /* initiator: RTR type to send, 0 none */
+    uint64_t tx_hold_until;   /* initiator: no FPDU before (settle), 0 none */
     bool rtr_read_pending;    /* initiator: swallow a zero-length response */
     /* terminate */
     bool term_pending;
@@ -215,6 +216,9 @@ struct vfw_engine {
     uint16_t func_id;
     uint32_t max_pd, max_mr, max_cq, max_qp, max_cep;
     uint32_t max_mr_pages, mr_pages;   /* page-list entries: bound, in use */
+    uint64_t initiator_settle_ns;
+    uint32_t held;          /* QPs with tx_hold_until set (an upper bound:
+                               vfw_engine_poll recounts) */
     struct vfw_pd *pd;      /* index 0 unused */
     struct vfw_mr *mr;
     struct vfw_cq *cq;

@@ -94,6 +94,9 @@ static inline int h_find_ev(const struct host *h, enum vfw_cm_event_type t)
     return -1;
 }
 
+/* initiator_settle_ns of the engines host_init makes (default 0: none) */
+static uint64_t h_settle_ns;
+
 static inline void host_init(struct host *h, uint64_t *clock, size_t mem_len,
                       uint16_t func)
 {
@@ -104,7 +107,8 @@ static inline void host_init(struct host *h, uint64_t *clock, size_t mem_len,
     struct vfw_engine_ops ops = { .opaque = h, .dma_read = h_dma_read,
         .dma_write = h_dma_write, .cq_notify = h_notify, .cm_event = h_cm,
         .now_ns = h_now };
-    struct vfw_engine_config cfg = { .func_id = func };
+    struct vfw_engine_config cfg = { .func_id = func,
+                                     .initiator_settle_ns = h_settle_ns };
     h->e = vfw_engine_new(&ops, &cfg);
 }
 static inline void host_fini(struct host *h)

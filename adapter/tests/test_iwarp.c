@@ -1319,6 +1319,54 @@ static void test_connect_from(void)
     free(b.mem);
 }
 
+/* MPA initiator settle: the initiator sends no FPDU (RTR or data) until
+ * initiator_settle_ns after the MPA Reply; vfw_engine_poll releases the
+ * QP and its queued Send lands. The responder is not held. */
+static void test_initiator_settle(void)
+{
+    const uint64_t settle = 20ull * 1000 * 1000;
+    for (uint8_t p2p = 0; p2p <= 1; p2p++) {
+        struct pair x;
+        h_settle_ns = settle;
+        pair_create(&x, 90 + p2p);
+        h_settle_ns = 0;
+        struct vfw_recv_wr r = { .wr_id = 7, .num_sge = 1,
+            .sge = { { x.mr_b, 100, DST } } };
+        CHECK_EQ(vfw_post_recv(x.b.e, x.qp_b, &r), 0);
+        uint64_t t0 = x.clock;
+        pair_connect(&x, 2, p2p, p2p ? VFW_RTR_WRITE : 0, p2p ? 7 : 0);
+        CHECK(h_find_ev(&x.a, VFW_CM_ESTABLISHED) >= 0);
+        uint64_t until = vfw_engine_next_ns(x.a.e);
+        CHECK(until >= t0 + settle && until != UINT64_MAX);
+        CHECK_EQ(vfw_engine_next_ns(x.b.e), UINT64_MAX);
+        fill(x.a.mem + (SRC - MEM_BASE), 100, 9);
+        struct vfw_send_wr s = { .wr_id = 8, .opcode = VFW_WR_SEND,
+            .flags = VFW_WR_F_SIGNALED, .num_sge = 1,
+            .sge = { { x.mr_a, 100, SRC } } };
+        CHECK_EQ(vfw_post_send(x.a.e, x.qp_a, &s), 0);
+        struct vfw_cqe c;
+        struct vfw_engine_stats st0, st;
+        vfw_engine_stats(x.b.e, &st0);
+        x.clock = until - 1;
+        vfw_engine_poll(x.a.e);
+        pipe_pump(&x.p);
+        CHECK_EQ(poll1(&x.b, x.cq_b, &c), 0);
+        vfw_engine_stats(x.b.e, &st);
+        CHECK_EQ(st.rx_fpdus, st0.rx_fpdus);   /* not even an RTR */
+        x.clock = until;
+        vfw_engine_poll(x.a.e);
+        pipe_pump(&x.p);
+        CHECK_EQ(poll1(&x.b, x.cq_b, &c), 1);
+        CHECK_EQ(c.wr_id, 7);
+        CHECK_EQ(c.status, VFW_WC_SUCCESS);
+        CHECK_EQ(poll1(&x.a, x.cq_a, &c), 1);
+        CHECK_EQ(c.wr_id, 8);
+        CHECK(memcmp(x.a.mem + (SRC - MEM_BASE), x.b.mem + (DST - MEM_BASE), 100) == 0);
+        CHECK_EQ(vfw_engine_next_ns(x.a.e), UINT64_MAX);
+        pair_destroy(&x);
+    }
+}
+
 int main(void)
 {
     test_crc32c();
@@ -1340,6 +1388,7 @@ int main(void)
     test_cqe_hook();
     test_inline();
     test_connect_from();
+    test_initiator_settle();
     /* again on an LLP without the zero-copy record pair (the engine's
      * copy path): every opcode and size, protection, raw violations */
     h_pipe_copy = true;

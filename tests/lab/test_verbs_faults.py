@@ -125,10 +125,7 @@ def test_peer_powered_off_mid_transfer(faults):
     finally:
         # h2 comes back for the next tests, also when this one failed
         faults.power_on("h2")
-        out = faults.ssh("h2", vf_env.SETUP % {"h": 2, "pf": vf_env.PF_ID,
-                                               "mods": vf_env.MODS, "n": vf_env.NVF},
-                         timeout=300).stdout
-    assert out.count("LOWER_UP") == vf_env.NVF, out
+        vf_env.setup_host(faults, "h2")
     rping_pair(faults, ("h2", 0), ("h1", 0))
 
 
@@ -144,7 +141,5 @@ def test_rmmod_vf_driver_without_users(faults):
     assert not bad, "h1: kernel splat:\n" + "\n".join(bad[:20])
     # back to a working host: VFs, netdevs and RDMA from scratch
     faults.ssh("h1", vf_env.CLEANUP, check=False, timeout=300)
-    out = faults.ssh("h1", vf_env.SETUP % {"h": 1, "pf": vf_env.PF_ID, "mods": vf_env.MODS,
-                                           "n": vf_env.NVF}, timeout=300).stdout
-    assert out.count("LOWER_UP") == vf_env.NVF, out
+    vf_env.setup_host(faults, "h1")
     rping_pair(faults, ("h2", 0), ("h1", 0))

@@ -30,7 +30,7 @@ modprobe -a ib_core iw_cm ib_uverbs rdma_cm rdma_ucm
 # the rdma-core provider, if built (lab/build-provider.sh)
 if [ -x /mnt/vfwarp/rdma-core/install.sh ]; then /mnt/vfwarp/rdma-core/install.sh; fi
 insmod %(mods)s/vfwarp_pf.ko
-insmod %(mods)s/vfwarp_vf.ko
+insmod %(mods)s/vfwarp_vf.ko %(vf_args)s
 echo %(n)d > $D/sriov_numvfs
 udevadm settle -t 20 || true   # netdevs get their final names first
 for i in $(seq 0 $((%(n)d - 1))); do
@@ -75,14 +75,20 @@ def unload_all(lab, hosts):
         assert "vfwarp_pf" not in mods and "vfwarp_vf" not in mods
 
 
+def setup_host(lab, host, vf_args=""):
+    """vfwarp_pf + vfwarp_vf (module arguments vf_args) on `host`, NVF VFs,
+    each VF netdev in its namespace with its address, links up."""
+    out = lab.ssh(host, SETUP % {"h": int(host[1:]), "pf": PF_ID, "mods": MODS, "n": NVF,
+                                 "vf_args": vf_args}, timeout=300).stdout
+    assert out.count("LOWER_UP") == NVF, f"{host}: VF links not up:\n{out}"
+
+
 @contextlib.contextmanager
-def vfs_up(lab, hosts=HOSTS):
+def vfs_up(lab, hosts=HOSTS, vf_args=""):
     require_modules()
     try:
         for h in hosts:
-            out = lab.ssh(h, SETUP % {"h": int(h[1:]), "pf": PF_ID, "mods": MODS, "n": NVF},
-                          timeout=300).stdout
-            assert out.count("LOWER_UP") == NVF, f"{h}: VF links not up:\n{out}"
+            setup_host(lab, h, vf_args)
         yield
     finally:
         unload_all(lab, hosts)

@@ -82,6 +82,18 @@ struct vfw_listener {
 };
 
 #define VFW_RTR_WRITE_READ	(2 | 4)	/* VFW_RTR_WRITE | VFW_RTR_READ */
+
+/*
+ * Peer-to-peer mode (RFC 6581 RTR) as the connection initiator. Off by
+ * default, as in Linux siw: rdma_cm applications have the initiator send
+ * first, and siw as responder reads an RTR only after its MPA Reply has
+ * gone out (siw_accept installs the RTR upcall after sending), so an RTR
+ * that the adapter answers within microseconds of the Reply is lost there.
+ * As responder the device always accepts a peer's P2P offer.
+ */
+static bool peer_to_peer;
+module_param(peer_to_peer, bool, 0644);
+MODULE_PARM_DESC(peer_to_peer, "request MPA peer-to-peer mode (RTR) when connecting");
 #define VFW_NEIGH_TRIES		50	/* x 100 ms: ARP under TCG is slow */
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -651,8 +663,8 @@ static int vfw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	c->ord = min_t(u32, p->ord, dev->lim.max_ord_ird);
 	c->ird = clamp_ord_ird(dev, p->ird);
 	c->mpa_rev = 2;
-	c->flags = VFW_CONN_F_P2P;
-	c->rtr_mask = VFW_RTR_WRITE_READ;
+	c->flags = peer_to_peer ? VFW_CONN_F_P2P : 0;
+	c->rtr_mask = peer_to_peer ? VFW_RTR_WRITE_READ : 0;
 	c->pdata_len = pd.len;
 	c->pdata_addr = pd.va ? pd.dma : 0;
 	/* The device frees a cep id when it reports CLOSE (or a failed

@@ -284,6 +284,15 @@ static u64 guid_from_mac(const u8 *mac)
 	return *(__be64 *)g;
 }
 
+/*
+ * rdma=0 leaves the VFs as netdevs only, e.g. to run Linux siw on a VF
+ * netdev (rdma_cm would otherwise resolve its address to our ib_device).
+ * The auxiliary-bus split of DESIGN.md would make this a separate module.
+ */
+static bool rdma = true;
+module_param(rdma, bool, 0444);
+MODULE_PARM_DESC(rdma, "register an iWARP ib_device on each VF (default on)");
+
 int vfw_ib_probe(struct vfw_vf *vf)
 {
 	struct pci_dev *pdev = vf->eth.pdev;
@@ -293,6 +302,8 @@ int vfw_ib_probe(struct vfw_vf *vf)
 	u32 caps;
 	int err;
 
+	if (!rdma)
+		return 0;
 	caps = ioread32(vf->eth.bar0 + VFW_REG_RDMA_CAPS);
 	if (!(caps & VFW_RDMA_CAP_IWARP)) {
 		dev_info(&pdev->dev, "no iWARP engine (RDMA caps 0x%x)\n", caps);

@@ -1,26 +1,16 @@
 """Interop of vfwarp's iWARP verbs with Linux siw (soft-iWARP), issue 14:
 h1 runs rping / ib_write_bw -R on its VF0 (vfwarp_vf's ib_device, the
-adapter's RNIC; 10.77.0.11 in namespace vf0), h2 runs the other side over
-siw on its PF netdev (vfwarp_pf: to the kernel a plain Ethernet netdev), moved
-into its own namespace `siw` as 10.77.0.29/24. The frames go h1 VF0 -> h1's
-embedded switch -> uplink wire -> h2's switch -> h2's PF, so the adapter's
-MPA/DDP/RDMAP has to agree with the kernel's siw on the wire, both as
-connection initiator and as responder.
+adapter's RNIC; 10.77.0.11 in namespace vf0); h2 runs the other side over
+siw on h2's VF0 netdev (10.77.0.21 in namespace vf0), with vfwarp_vf loaded
+as rdma=0 there so the VF is a plain netdev and rdma_cm picks siw. The frames
+go h1 VF0 -> h1's embedded switch -> uplink wire -> h2's switch -> h2 VF0, so
+the adapter's MPA/DDP/RDMAP has to agree with the kernel's siw on the wire,
+both as connection initiator and as responder.
 
-siw cannot sit on a VF netdev here: rdma_cm resolves the VF's address to
-vfwarp_vf's own ib_device on that netdev. Hence the PF.
-
-PENDING (not collected: the file name does not start with test_; run it with
-`python3 tools/run-pytest tests/lab/pending_verbs_interop.py -v -s`). It fails
-as of 2026-11-25: with vfwarp as initiator, vfwarp offers peer-to-peer RTR
-(vf_ib_cm.c: VFW_CONN_F_P2P, RTR WRITE|READ), siw as responder picks a
-zero-length WRITE RTR and sends its MPA Reply *before* it installs the socket
-upcall that reads the RTR (siw_accept: siw_send_mpareqrep, then
-siw_sk_assign_rtr_upcalls). The adapter answers the Reply within microseconds,
-so the RTR and the first SEND land in siw_cm_llp_data_ready (cep state
-RDMA_MODE, ignored) and siw never reads them: rping stalls, and the RST at the
-client's timeout hits "kernel BUG at drivers/infiniband/core/iwcm.c:964" on h2.
-Move back to test_verbs_interop.py once this passes.
+vfwarp initiates without MPA peer-to-peer mode by default, as siw does
+(vfwarp_vf peer_to_peer=0): siw as responder installs the socket upcall that
+reads an RTR only after its MPA Reply has gone out, so the RTR the adapter
+sends within microseconds of that Reply was never read (rping stalled).
 
 Everything is undone afterwards, also on failure: siw link, namespaces, VFs,
 and every module loaded on this test's account (test_siw.py's helpers).
@@ -32,59 +22,37 @@ import time
 import pytest
 
 from test_siw import SIW, SIW_UP, modules, siw_down, unload_new
-from vf_env import MODS, PF_ID, addr, nsx, unload_all, vfs_up
+from vf_env import MODS, addr, nsx, unload_all, vfs_up
 from vfwarp_lab.paths import guest_share_dir
 
-NS = "siw"
-SIW_IP = "10.77.0.29"
+SIW_IP = addr("h2", 0)
 VF_IP = addr("h1", 0)
 ITERS = 100
 
-# vfwarp_pf on h2, its netdev into namespace NS with SIW_IP, carrier up;
-# prints the netdev's name last.
-PF_NS_UP = r"""
-set -eu
-PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
-D=/sys/bus/pci/devices/$PF
-insmod %(mods)s/vfwarp_pf.ko
-udevadm settle -t 20 || true   # the netdev gets its final name first
-for t in $(seq 100); do [ -d $D/net ] && break; sleep 0.1; done
-nd=$(ls $D/net)
-ip netns add %(ns)s
-ip link set dev $nd netns %(ns)s
-ip -n %(ns)s addr add %(ip)s/24 dev $nd
-ip -n %(ns)s link set lo up
-ip -n %(ns)s link set dev $nd up
-for t in $(seq 50); do ip -n %(ns)s link show $nd | grep -q LOWER_UP && break; sleep 0.1; done
-ip -n %(ns)s link show $nd | grep -q LOWER_UP || { ip -n %(ns)s link show $nd; exit 1; }
-echo $nd
-"""
-
-
 @contextlib.contextmanager
 def siw_peer(lab):
-    """h1: VFs with vfwarp (vf_env); h2: siw0 over the PF netdev in NS."""
+    """h1: VFs with vfwarp; h2: VFs as plain netdevs (rdma=0), siw0 on VF0."""
     for m in ("vfwarp_pf.ko", "vfwarp_vf.ko", "siw.ko"):
         assert (guest_share_dir() / "modules" / m).exists(), \
             f"no {m}: run 'make modules siw' first"
     before = modules(lab, "h2")
     try:
-        with vfs_up(lab, ("h1",)):
-            nd = lab.ssh("h2", PF_NS_UP % {"pf": PF_ID, "mods": MODS, "ns": NS, "ip": SIW_IP},
-                         timeout=300).stdout.split()[-1]
-            out = lab.ssh("h2", SIW_UP % {"mods": MODS, "siw": SIW, "nd": nd,
-                                          "nsx": f"ip netns exec {NS}"}, timeout=300).stdout
+        with vfs_up(lab, ("h1",)), vfs_up(lab, ("h2",), vf_args="rdma=0"):
+            assert not lab.ssh("h2", "ls /sys/class/infiniband", check=False).stdout.strip()
+            out = lab.ssh("h2", SIW_UP % {"mods": MODS, "siw": SIW, "nd": "vfeth",
+                                          "nsx": "ip netns exec vf0"}, timeout=300).stdout
             assert "state ACTIVE" in out and "iWARP" in out and "PORT_ACTIVE" in out, out
             # the netdev shows only from its own namespace
-            link = lab.ssh("h2", f"ip netns exec {NS} rdma link show {SIW}/1").stdout
-            assert f"netdev {nd}" in link, link
+            link = lab.ssh("h2", f"ip netns exec vf0 rdma link show {SIW}/1").stdout
+            assert "netdev vfeth" in link, link
             # the wire path, before any RDMA
             r = nsx(lab, "h1", 0, f"ping -c 3 -i 0.3 -W 2 {SIW_IP}", check=False)
             assert re.search(r"[1-3] received", r.stdout), r.stdout
-            yield
+            try:
+                yield
+            finally:
+                siw_down(lab, "h2")
     finally:
-        siw_down(lab, "h2")
-        lab.ssh("h2", f"ip netns del {NS} 2>/dev/null; true", check=False)
         unload_all(lab, ("h2",))
         unload_new(lab, "h2", before)
         assert modules(lab, "h2") == before, "h2: modules not as found"
@@ -97,15 +65,15 @@ def peer(lab2):
 
 
 def run_in(lab, side, cmd, **kw):
-    """side: "vf" (h1 VF0, vfwarp) or "siw" (h2, namespace NS)."""
-    host, ns = ("h1", "vf0") if side == "vf" else ("h2", NS)
+    """side: "vf" (h1 VF0, vfwarp) or "siw" (h2 VF0, siw)."""
+    host, ns = ("h1", "vf0") if side == "vf" else ("h2", "vf0")
     return lab.ssh(host, f"ip netns exec {ns} {cmd}", **kw)
 
 
 def serve(lab, side, cmd, port, log, secs=150):
     """Start an RDMA CM server in `side`'s namespace in the background and
     wait until it listens; returns (host, pid)."""
-    host, ns = ("h1", "vf0") if side == "vf" else ("h2", NS)
+    host, ns = ("h1", "vf0") if side == "vf" else ("h2", "vf0")
     pid = lab.ssh(host, f"ip netns exec {ns} setsid timeout {secs} {cmd} >{log} 2>&1 "
                         "</dev/null & echo $!").stdout.strip()
     for _ in range(100):
