@@ -12,9 +12,14 @@ out="$VFW_TOP/build/guest"
 mkdir -p "$out/modules" "$out/src"
 
 built=0
-for dir in pf-driver/kernel vf-driver/kernel; do
+# vf-driver/kernel/tests: the kernel-verbs test modules (vfw_ktest*.ko) the
+# lab tests load to drive the VF's ib_device as a kernel ULP would.
+for dir in pf-driver/kernel vf-driver/kernel vf-driver/kernel/tests; do
   [ -f "$VFW_TOP/$dir/Kbuild" ] || continue
-  name=${dir%%/*}
+  case $dir in
+    */tests) name=vf-ktest ;;
+    *) name=${dir%%/*} ;;
+  esac
   step "Building $dir for guest kernel $kver"
   # Copy sources (and the shared hardware interface and kernel code, which
   # Kbuild reaches as ../../include and ../../common) so the tree stays clean.

@@ -289,3 +289,44 @@ def test_rdma_res_shows_objects_while_running(verbs):
         for kind in ("qp", "cq", "mr", "pd", "cm_id"):
             left = res_objects(verbs, h, kind, d).strip()
             assert not left, f"{h}: {kind} left after the run:\n{left}"
+
+
+# ---- kernel consumers: a kernel ULP's verbs through rdma_cm -----------------
+
+KTEST = "/mnt/vfwarp/modules/vfw_ktest.ko"
+
+
+@pytest.mark.parametrize("direct", [0, 1], ids=["cq-events", "busy-poll"])
+def test_kernel_ulp_verbs(verbs, direct):
+    """vfw_ktest.ko (vf-driver/kernel/tests) as server on h1 VF0 and client
+    on h2 VF0: kernel PD/CQ/QP/MR through rdma_cm, 300 Sends each echoed
+    and checked (CQ events through the EQ, or IB_POLL_DIRECT), then a Send
+    posted after the QP went to ERR completes with WR_FLUSH_ERR (what
+    ib_drain_qp relies on). The module's load fails with any error."""
+    ip = addr("h1", 0)
+    args = f"addr={ip} port=7999 iters=300 direct={direct}"
+    for h in ("h1", "h2"):
+        verbs.ssh(h, "rmmod vfw_ktest 2>/dev/null; dmesg -C", check=False)
+    verbs.ssh("h1", f"ip netns exec vf0 setsid bash -c 'timeout 200 insmod {KTEST} server=1 "
+                    f"{args}; echo rc=$?' >/tmp/ktest-s.log 2>&1 </dev/null &")
+    try:
+        end = time.time() + 60            # listening: its cm_id shows in rdma res
+        while time.time() < end and not re.search(
+                r"state LISTEN .*:7999\b", verbs.ssh("h1", "rdma res show cm_id").stdout):
+            time.sleep(0.5)
+        r = verbs.ssh("h2", f"ip netns exec vf0 timeout 180 insmod {KTEST} {args}; "
+                            "echo rc=$?; dmesg", timeout=240)
+        assert "rc=0" in r.stdout, r.stdout
+        assert "vfw_ktest: 300 messages OK" in r.stdout, r.stdout
+        assert re.search(r"send after ERR: err 0 status 5\b", r.stdout), r.stdout   # FLUSH
+        end = time.time() + 60
+        while time.time() < end and "rc=" not in verbs.ssh("h1", "cat /tmp/ktest-s.log").stdout:
+            time.sleep(0.5)
+        s = verbs.ssh("h1", "cat /tmp/ktest-s.log; dmesg").stdout
+        assert "rc=0" in s and "server result 0" in s, s
+    finally:
+        for h in ("h1", "h2"):
+            verbs.ssh(h, "pkill -f 'insmod .*vfw_ktest'; sleep 1; rmmod vfw_ktest", check=False)
+    for h in ("h1", "h2"):
+        c, line = res_counts(verbs, h, ibdev_of(verbs, h, 0))
+        assert not any(c[k] for k in RES_KINDS), f"{h}: left after the kernel ULP: {line}"
