@@ -150,9 +150,10 @@ def serve(lab, host, cmd, port, log, secs=90):
     pytest.fail(f"{host}: {cmd} does not listen on {port}:\n{out}")
 
 
-def server_log(lab, host, pid, log):
-    """Wait for the server to exit by itself; its output."""
-    for _ in range(100):
+def server_log(lab, host, pid, log, secs=20):
+    """Wait for the server to exit by itself (killed after `secs`); its output."""
+    end = time.time() + secs
+    while time.time() < end:
         if lab.ssh(host, f"kill -0 {pid} 2>/dev/null", check=False).returncode:
             break
         time.sleep(0.2)

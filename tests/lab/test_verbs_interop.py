@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from test_siw import SIW, SIW_UP, modules, siw_down, unload_new
+from test_siw import SIW, SIW_UP, modules, server_log, siw_down, unload_new
 from vf_env import MODS, addr, nsx, unload_all, vfs_up
 from vfwarp_lab.paths import guest_share_dir
 
@@ -87,20 +87,6 @@ def serve(lab, side, cmd, port, log, secs=150):
     pytest.fail(f"{host}: {cmd} does not listen on {port}:\n{out}")
 
 
-def server_log(lab, host, pid, log, secs=60):
-    """Wait for the server to exit by itself (killed after `secs`); its output."""
-    end = time.time() + secs
-    while time.time() < end:
-        if lab.ssh(host, f"kill -0 {pid} 2>/dev/null", check=False).returncode:
-            break
-        time.sleep(0.5)
-    else:
-        lab.ssh(host, f"kill {pid}", check=False)
-        pytest.fail(f"{host}: server {pid} did not exit:\n"
-                    + lab.ssh(host, f"cat {log}", check=False).stdout)
-    return lab.ssh(host, f"cat {log}").stdout
-
-
 def diag(lab):
     return "\nh1 dmesg:\n" + lab.ssh("h1", "dmesg | tail -25", check=False).stdout + \
            "\nh2 dmesg:\n" + lab.ssh("h2", "dmesg | tail -25", check=False).stdout
@@ -112,7 +98,7 @@ def rping(lab, server, count=20):
     host, pid = serve(lab, server, f"rping -s -a {ip} -C {count} -v", 7174, "/tmp/rping-s.log")
     r = run_in(lab, client, f"timeout 120 rping -c -a {ip} -C {count} -v -V",
                check=False, timeout=180)
-    s = server_log(lab, host, pid, "/tmp/rping-s.log")
+    s = server_log(lab, host, pid, "/tmp/rping-s.log", secs=60)
     print(f"\nrping client {client} -> server {server}: {len(r.stdout.splitlines())} lines")
     assert r.returncode == 0, f"rping client ({client}) failed ({r.returncode}):\n" \
                               f"{r.stdout}{r.stderr}\nserver:\n{s}{diag(lab)}"
@@ -132,7 +118,7 @@ def write_bw(lab, server):
     bw = f"ib_write_bw -R -F -n {ITERS} -s 65536"
     host, pid = serve(lab, server, f"{bw} {dev(server)}", 18515, "/tmp/bw-s.log")
     r = run_in(lab, client, f"timeout 150 {bw} {dev(client)} {ip}", check=False, timeout=200)
-    s = server_log(lab, host, pid, "/tmp/bw-s.log")
+    s = server_log(lab, host, pid, "/tmp/bw-s.log", secs=60)
     assert r.returncode == 0, f"ib_write_bw client ({client}) failed ({r.returncode}):\n" \
                               f"{r.stdout}{r.stderr}\nserver:\n{s}{diag(lab)}"
     assert "Transport type : IW" in r.stdout, r.stdout
