@@ -1,18 +1,25 @@
-"""vfwarpctl: validate policy files, and plan what applying them would change.
+"""vfwarpctl: validate policy files, plan what applying them would change,
+apply them as one transaction, watch for drift, roll back (cli_txn.py).
 
 Exit status (stable; docs/policy.md):
-  0  valid / nothing to change
+  0  valid / nothing to change / applied / no drift
   1  the policy files are invalid (every error printed, nothing done)
   2  usage error
   3  the live state could not be read (tool missing or failing, not an SR-IOV PF)
-  4  plan: the host differs from the files (changes listed)
+  4  plan, drift: the host differs from the files (differences listed)
+  5  apply/rollback failed and was undone: the host is back at its snapshot (verified)
+  6  the host is NOT at its snapshot (an undo or a recovery failed; journal kept), or a
+     state file is unusable
+  7  busy: another vfwarpctl holds the lock, or an apply waits for confirmation
+  8  apply refused: the files ask for a layer that is not applied yet (nothing changed)
+  9  nothing to roll back / commit (or commit too late: the change was reverted)
 """
 import argparse
 import json
 import sys
 
 from . import desired as dz
-from . import format_v1, live, plan as pl, policy
+from . import cli_txn, format_v1, live, plan as pl, policy
 from .runner import Runner
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_LIVE, EXIT_CHANGES = 0, 1, 2, 3, 4
@@ -119,7 +126,7 @@ def _ranges(ns):
 def parser():
     ap = argparse.ArgumentParser(prog="vfwarpctl", description="vfwarp PF manager: tenant policy "
                                  "files -> sriov_numvfs, ip link, devlink rate, tc, dcb, libvirt")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for name, fn, hlp in (("validate", cmd_validate, "check policy files; change nothing"),
                           ("plan", cmd_plan, "show what apply would change, with its disruption")):
         s = sub.add_parser(name, help=hlp)
@@ -132,9 +139,25 @@ def parser():
         s.set_defaults(fn=fn)
     s = sub.add_parser("schema", help="print the JSON Schema of the format (for editors)")
     s.set_defaults(fn=cmd_schema, json=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    common.add_argument("--state-dir", help="lock, journal, snapshots (default $VFWARP_STATE_DIR "
+                        "or /run/vfwarp; also holds audit.jsonl when given)")
+    common.add_argument("--audit-log", help="audit log (default $VFWARP_AUDIT_LOG or "
+                        "/var/log/vfwarp/audit.jsonl)")
+    common.add_argument("--wait", type=float, default=10.0, metavar="SECONDS",
+                        help="how long to wait for another vfwarpctl's lock (default 10)")
+    files = argparse.ArgumentParser(add_help=False)
+    files.add_argument("files", nargs="+", help="policy files or directories of *.yaml")
+    files.add_argument("--totalvfs", type=int, help="the PF's sriov_totalvfs (default: read it)")
+    cli_txn.add_parsers(sub, common, files)
     return ap
 
 
-def main(argv=None, runner=None, out=None):
+def main(argv=None, runner=None, out=None, prog=None):
+    """prog: how a timer process runs this vfwarpctl again (default: this file's
+    vfwarpctl with this Python)."""
     args = parser().parse_args(argv)
+    if args.fn.__module__ == cli_txn.__name__:
+        return args.fn(args, runner or Runner(), out or sys.stdout, prog or cli_txn.default_prog())
     return args.fn(args, runner or Runner(), out or sys.stdout)

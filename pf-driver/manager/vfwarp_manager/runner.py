@@ -46,6 +46,12 @@ class Runner:
         with open(path) as f:
             return f.read(65536)
 
+    def write_file(self, path, text):
+        """Write a sysfs attribute (one write(2), as `echo N > file` does);
+        the kernel's refusal comes back as OSError."""
+        with open(path, "w") as f:
+            f.write(f"{text}\n")
+
     def link_target_name(self, path):
         """Last component of where a sysfs link points (a PCI address for .../device)."""
         if not os.path.exists(path):
@@ -62,6 +68,7 @@ class Replay(Runner):
         self.files = files or {}
         self.links = links or {}
         self.calls = []
+        self.writes = []
 
     def run(self, argv):
         argv = tuple(str(a) for a in argv)
@@ -74,6 +81,10 @@ class Replay(Runner):
         if path not in self.files:
             raise FileNotFoundError(path)
         return self.files[path]
+
+    def write_file(self, path, text):
+        self.writes.append((path, str(text)))
+        self.calls.append(("write", path, str(text)))
 
     def link_target_name(self, path):
         if path not in self.links:

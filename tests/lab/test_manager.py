@@ -1,0 +1,347 @@
+"""`vfwarpctl apply` as a transaction on a lab host (issue 19, phase 2):
+policy files -> sriov_numvfs and `ip link set PF vf N ...` through
+vfwarp_pf, read back with `ip -j -d link` by this test's own parser.
+
+The manager is copied into h1 (/opt/vfwarpctl: vfwarpctl, vfwarp_manager/,
+the invalid corpus) as a tar stream in ssh here-documents, with the pure-Python
+part of this machine's PyYAML beside it: the host image has python3 but not
+python3-yaml, and /mnt/vfwarp shares only build/guest. Each test uses its
+own state dir (VFWARP_STATE_DIR; the audit log is inside it) and starts
+from files A applied, so they run in any order.
+"""
+import base64
+import io
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vfwarp_lab.paths import guest_share_dir
+
+HOST = "h1"
+PF_ID = "1234:f0a0"
+PF = "enp1s0"
+MOD = "/mnt/vfwarp/modules/vfwarp_pf.ko"
+OPT = "/opt/vfwarpctl"
+MANAGER = Path(__file__).resolve().parents[2] / "pf-driver" / "manager"
+sys.path.insert(0, str(MANAGER / "tests"))
+import corpus  # noqa: E402
+
+DEFAULT = {"mac": "00:00:00:00:00:00", "vlan": 0, "qos": 0, "spoofchk": True, "trust": False,
+           "link_state": "auto", "max_tx_rate": 0, "min_tx_rate": 0}
+
+# Files A: 8 VFs, tenant green on VFs 1,3,5, tenant blue on VFs 6-7.
+A = {
+    "host.yaml": "version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 8, line_rate: 10gbit}\n",
+    "green.yaml": "version: 1\nkind: tenant\nname: green\nvfs: {indices: [1, 3, 5]}\nvlan: 300\n"
+                  "vlan_priority: 5\ntrust: true\nvf_rate: {tx_max: 2500mbit, tx_share: 1gbit}\n",
+    "blue.yaml": "version: 1\nkind: tenant\nname: blue\nvfs: {range: 6-7}\n"
+                 "mac_base: \"02:00:00:00:10:00\"\nvlan: 100\nspoofchk: false\nlink_state: enable\n"
+                 "vf: [{index: 7, tx_max: 1gbit}]\n",
+}
+GREEN = dict(DEFAULT, vlan=300, qos=5, trust=True, max_tx_rate=2500, min_tx_rate=1000)
+BLUE = dict(DEFAULT, vlan=100, spoofchk=False, link_state="enable")
+EXPECT_A = {0: DEFAULT, 1: GREEN, 2: DEFAULT, 3: GREEN, 4: DEFAULT, 5: GREEN,
+            6: dict(BLUE, mac="02:00:00:00:10:00"),
+            7: dict(BLUE, mac="02:00:00:00:10:01", max_tx_rate=1000)}
+
+# Files B: 6 VFs (the count changes through 0), both tenants changed.
+B = {
+    "host.yaml": A["host.yaml"].replace("num_vfs: 8", "num_vfs: 6"),
+    "green.yaml": A["green.yaml"].replace("[1, 3, 5]", "[0, 1]").replace("2500mbit", "3gbit"),
+    "blue.yaml": A["blue.yaml"].replace("range: 6-7", "range: 4-5").replace("index: 7", "index: 5")
+                                .replace("10:00", "20:00"),
+}
+EXPECT_B = {0: dict(GREEN, max_tx_rate=3000), 1: dict(GREEN, max_tx_rate=3000), 2: DEFAULT,
+            3: DEFAULT, 4: dict(BLUE, mac="02:00:00:00:20:00"),
+            5: dict(BLUE, mac="02:00:00:00:20:01", max_tx_rate=1000)}
+
+
+def bundle():
+    """vfwarpctl + its package + the invalid corpus + PyYAML (pure Python), tar.gz."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        t.add(MANAGER / "vfwarpctl", "vfwarpctl")
+        for f in sorted((MANAGER / "vfwarp_manager").glob("*.py")):
+            t.add(f, f"vfwarp_manager/{f.name}")
+        for f in sorted((MANAGER / "tests" / "invalid").rglob("*.yaml")):
+            t.add(f, f"invalid/{f.relative_to(MANAGER / 'tests' / 'invalid')}")
+        for f in sorted(Path(yaml.__file__).parent.glob("*.py")):
+            t.add(f, f"yaml/{f.name}")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+class Host:
+    def __init__(self, lab):
+        self.lab = lab
+
+    def sh(self, cmd, check=True, timeout=300):
+        return self.lab.ssh(HOST, cmd, check=check, timeout=timeout)
+
+    def install(self):
+        b = bundle()
+        self.sh(f"rm -rf {OPT} /tmp/vfwctl.b64 && mkdir -p {OPT}")
+        for i in range(0, len(b), 60000):       # one ssh argument stays far below 128 KiB
+            self.sh(f"cat >> /tmp/vfwctl.b64 <<'EOF'\n{b[i:i + 60000]}\nEOF")
+        self.sh(f"base64 -d /tmp/vfwctl.b64 | tar xz -C {OPT} && rm /tmp/vfwctl.b64")
+
+    def write_files(self, d, files):
+        self.sh(f"rm -rf {d} && mkdir -p {d}")
+        for name, text in files.items():
+            self.sh(f"cat > {d}/{name} <<'EOF'\n{text}EOF")
+
+    def ctl(self, state, args, env="", timeout=300):
+        """vfwarpctl ARGS with its own state dir; the ssh result (never raises)."""
+        return self.sh(f"cd {OPT} && VFWARP_STATE_DIR=/run/vfwarp-lab/{state} {env} "
+                       f"./vfwarpctl {args}; exit $?", check=False, timeout=timeout)
+        # (`; exit $?`: the shell must not exec vfwarpctl in its place, so that a
+        # SIGKILLed vfwarpctl shows as the shell's 137, not as a dead ssh session)
+
+    def link_json(self):
+        return self.sh(f"ip -j -d link show dev {PF}").stdout
+
+    def vfs(self):
+        """{vf: settings} read back with `ip -j -d link` (this test's own reading)."""
+        (link,) = json.loads(self.link_json())
+        out = {}
+        for e in link.get("vfinfo_list", []):
+            vl = e["vlan_list"][0]
+            out[e["vf"]] = {"mac": e["address"], "vlan": vl.get("vlan", 0), "qos": vl.get("qos", 0),
+                            "spoofchk": e["spoofchk"], "trust": e["trust"],
+                            "link_state": e["link_state"], "max_tx_rate": e["rate"]["max_tx"],
+                            "min_tx_rate": e["rate"]["min_tx"]}
+        return out
+
+    def numvfs(self):
+        return int(self.sh(f"cat /sys/class/net/{PF}/device/sriov_numvfs").stdout)
+
+    def audit(self, state):
+        out = self.sh(f"cat /run/vfwarp-lab/{state}/audit.jsonl", check=False).stdout
+        return [json.loads(ln) for ln in out.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def host(lab2):
+    assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
+    h = Host(lab2)
+    h.sh(f"insmod {MOD}")
+    try:
+        assert h.sh(f"ls /sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')/net"
+                    ).stdout.split() == [PF]
+        h.install()
+        h.write_files("/root/pol-a", A)
+        h.write_files("/root/pol-b", B)
+        yield h
+    finally:
+        h.sh(f"""rm -rf /run/vfwarp-lab; systemctl stop 'vfwarp-confirm-*' 2>/dev/null
+D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
+[ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
+rmmod vfwarp_pf; true""", check=False)
+        assert "vfwarp_pf" not in h.sh("lsmod").stdout
+
+
+def start_at_a(host, state):
+    """Files A applied (from whatever the host had), verified by reading back."""
+    r = host.ctl(state, "apply /root/pol-a")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert host.numvfs() == 8 and host.vfs() == EXPECT_A
+
+
+def test_two_tenants_applied_read_back_equals_files_reapply_changes_nothing(host):
+    host.sh(f"echo 0 > /sys/class/net/{PF}/device/sriov_numvfs")
+    start_at_a(host, "apply")
+    before = host.link_json()
+    r = host.ctl("apply", "apply /root/pol-a")
+    assert r.returncode == 0 and "no changes: the host already matches" in r.stdout, r.stdout
+    assert host.link_json() == before
+    r = host.ctl("apply", "apply --json /root/pol-a")
+    doc = json.loads(r.stdout)
+    assert (doc["result"], doc["steps"], doc["exit"]) == ("unchanged", [], 0)
+    assert "networks" in doc["not_applied"]        # reported, not refused
+    recs = host.audit("apply")
+    assert [x["result"] for x in recs] == ["applied", "unchanged", "unchanged"], recs
+    assert recs[0]["policy_hash"] == recs[1]["policy_hash"] and recs[0]["changes"]
+    assert host.ctl("apply", "drift /root/pol-a").returncode == 0
+    # B from A: the VF count goes 8 -> 0 -> 6, every VF as B says
+    r = host.ctl("apply", "apply /root/pol-b")
+    assert r.returncode == 0, r.stdout
+    assert host.numvfs() == 6 and host.vfs() == EXPECT_B
+    assert "sriov_numvfs: 8 -> 0" in r.stdout and "sriov_numvfs: 0 -> 6" in r.stdout
+
+
+def planned_steps(host, state):
+    """The steps A -> B, from a run whose verification is made to fail
+    (everything runs, then everything is undone)."""
+    r = host.ctl(state, "apply --json /root/pol-b", env="VFWARP_FAIL_AT=verify")
+    doc = json.loads(r.stdout)
+    assert (r.returncode, doc["result"]) == (5, "restored"), r.stdout
+    return doc["steps"]
+
+
+def test_failure_injected_at_each_step_leaves_the_snapshot(host):
+    start_at_a(host, "inject")
+    snapshot = host.link_json()
+    steps = planned_steps(host, "inject")
+    assert host.link_json() == snapshot
+    assert len(steps) >= 6 and steps[0]["summary"] == "sriov_numvfs: 8 -> 0"
+    cases = [(1, "")] + [(k, ":after") for k in range(1, len(steps) + 1)]
+    for k, when in cases:
+        r = host.ctl("inject", f"apply --json /root/pol-b", env=f"VFWARP_FAIL_AT={k}{when}")
+        doc = json.loads(r.stdout)
+        assert (r.returncode, doc["result"]) == (5, "restored"), (k, when, r.stdout)
+        assert f"step {k}" in doc["rollback_reason"]
+        assert doc["problems"] == [], (k, when, doc["problems"])    # the undo alone restored it
+        assert host.link_json() == snapshot, (k, when)
+        assert host.ctl("inject", "drift /root/pol-a").returncode == 0, (k, when)
+    assert host.sh("ls /run/vfwarp-lab/inject").stdout.split() == ["audit.jsonl", "last.json", "lock"]
+    recs = host.audit("inject")
+    assert all(x["result"] == "restored" and x["rollback_reason"] for x in recs[1:]), recs
+
+
+def test_driver_refusal_is_undone(host):
+    """A rule the driver refuses for real: a VF cap above the uplink's link
+    speed (10000 Mbit/s) passes the validator when the file claims a 100gbit
+    line, and vfwarp_pf says EINVAL at the last step."""
+    start_at_a(host, "refuse")
+    snapshot = host.link_json()
+    host.write_files("/root/pol-r", dict(A, **{
+        "host.yaml": A["host.yaml"].replace("10gbit", "100gbit"),
+        "blue.yaml": A["blue.yaml"].replace("tx_max: 1gbit", "tx_max: 20gbit")
+                                   .replace("vlan: 100", "vlan: 101")}))
+    r = host.ctl("refuse", "apply /root/pol-r")
+    assert r.returncode == 5, r.stdout
+    assert "Invalid argument" in r.stdout and "max_tx_rate 20000" in r.stdout, r.stdout
+    assert "restored: the host is back at its snapshot" in r.stdout
+    assert host.link_json() == snapshot
+    assert "exceeds the link speed" in host.sh("dmesg | tail -20").stdout
+
+
+def test_sigkill_mid_apply_recovered_from_the_journal(host):
+    start_at_a(host, "kill")
+    snapshot = host.link_json()
+    for k, next_cmd in ((3, "status"), (1, "apply /root/pol-b")):
+        r = host.ctl("kill", "apply /root/pol-b", env=f"VFWARP_FAIL_AT={k}:kill")
+        assert r.returncode == 137, (r.returncode, r.stdout, r.stderr)     # the shell's 128 + 9
+        j = json.loads(host.sh("cat /run/vfwarp-lab/kill/journal.json").stdout)
+        assert j["op"] == "apply" and j["snapshot"]["sriov"]["numvfs"] == 8
+        assert host.link_json() != snapshot
+        r = host.ctl("kill", next_cmd)
+        assert r.returncode == 0, r.stdout
+        assert "recovered: an interrupted apply" in r.stdout, r.stdout
+        if next_cmd == "status":
+            assert host.link_json() == snapshot
+        else:
+            assert host.vfs() == EXPECT_B
+            assert host.ctl("kill", "apply /root/pol-a").returncode == 0
+            assert host.link_json() == snapshot
+    assert "recover" in [x["command"] for x in host.audit("kill")]
+
+
+def test_hand_change_reported_by_drift_and_restored_by_apply(host):
+    start_at_a(host, "drift")
+    host.sh(f"ip link set {PF} vf 3 max_tx_rate 100 min_tx_rate 0; ip link set {PF} vf 6 spoofchk on")
+    r = host.ctl("drift", "drift /root/pol-a")
+    assert r.returncode == 4, r.stdout
+    assert f"drift: ~ vf {PF} vf 3 max_tx_rate: 100 -> 2500" in r.stdout
+    assert f"drift: ~ vf {PF} vf 6 spoofchk: true -> false" in r.stdout
+    doc = json.loads(host.ctl("drift", "drift --json /root/pol-a").stdout)
+    assert {(c["object"], c["property"]) for c in doc["drift"]} == \
+        {(f"{PF} vf 3", "max_tx_rate"), (f"{PF} vf 3", "min_tx_rate"), (f"{PF} vf 6", "spoofchk")}
+    r = host.ctl("drift", "apply /root/pol-a")
+    assert r.returncode == 0 and "2 steps" in r.stdout, r.stdout
+    assert host.vfs() == EXPECT_A
+    assert host.ctl("drift", "drift /root/pol-a").returncode == 0
+
+
+def test_tenant_file_deleted_resets_its_vfs_and_nothing_else(host):
+    start_at_a(host, "delete")
+    before = host.vfs()
+    host.write_files("/root/pol-nb", {k: v for k, v in A.items() if k != "blue.yaml"})
+    r = host.ctl("delete", "apply /root/pol-nb")
+    assert r.returncode == 0, r.stdout
+    after = host.vfs()
+    assert after[6] == DEFAULT and after[7] == DEFAULT
+    assert {n: v for n, v in after.items() if n < 6} == {n: v for n, v in before.items() if n < 6}
+    assert host.numvfs() == 8
+    # and rollback brings blue back
+    r = host.ctl("delete", "rollback")
+    assert r.returncode == 0 and host.vfs() == EXPECT_A, r.stdout
+
+
+def test_unconfirmed_apply_reverted_by_its_systemd_timer_and_commit_keeps(host):
+    start_at_a(host, "confirm")
+    snapshot = host.link_json()
+    r = host.ctl("confirm", "apply --confirm-within 20 /root/pol-b")
+    assert r.returncode == 0 and "(timer: systemd)" in r.stdout, r.stdout
+    assert host.vfs() == EXPECT_B
+    assert host.ctl("confirm", "apply /root/pol-a").returncode == 7     # waits for commit
+    host.sh("for i in $(seq 60); do [ -e /run/vfwarp-lab/confirm/confirm.json ] || break; sleep 1; done")
+    assert host.link_json() == snapshot
+    assert host.audit("confirm")[-1]["command"] == "confirm-expired"
+    assert host.audit("confirm")[-1]["result"] == "reverted"
+    r = host.ctl("confirm", "commit")
+    assert r.returncode == 9, r.stdout                                   # nothing waits now
+    r = host.ctl("confirm", "apply --confirm-within 120 /root/pol-b")
+    unit = json.loads(host.sh("cat /run/vfwarp-lab/confirm/confirm.json").stdout)["timer"]["unit"]
+    assert host.sh(f"systemctl is-active {unit}", check=False).stdout.strip() == "active"
+    r = host.ctl("confirm", "commit")
+    assert r.returncode == 0 and "committed" in r.stdout, r.stdout
+    assert host.sh(f"systemctl is-active {unit}", check=False).stdout.strip() != "active"
+    assert host.vfs() == EXPECT_B
+    r = host.ctl("confirm", "rollback")
+    assert r.returncode == 0 and host.link_json() == snapshot, r.stdout
+
+
+def test_files_needing_unapplied_layers_refused_unless_skipped(host):
+    start_at_a(host, "layers")
+    snapshot = host.link_json()
+    host.write_files("/root/pol-s", dict(B, **{"host.yaml": B["host.yaml"].replace(
+        "line_rate", "eswitch_mode: switchdev, line_rate")}))
+    r = host.ctl("layers", "apply /root/pol-s")
+    assert r.returncode == 8, r.stdout
+    assert "/root/pol-s/host.yaml:3:" in r.stdout and "not applied: eswitch" in r.stdout
+    assert host.link_json() == snapshot
+    assert host.audit("layers")[-1]["result"] == "refused"
+    r = host.ctl("layers", "apply --skip eswitch /root/pol-s")
+    assert r.returncode == 0 and "not applied: eswitch" in r.stdout, r.stdout
+    assert host.vfs() == EXPECT_B
+
+
+CORPUS_RUN = r"""
+import io, json, sys
+sys.path.insert(0, "/opt/vfwarpctl")
+from vfwarp_manager import cli
+out = []
+for name, files, total in json.load(sys.stdin):
+    buf = io.StringIO()
+    argv = ["apply", "--state-dir", "/run/vfwarp-lab/corpus"] + files
+    argv += ["--totalvfs", str(total)] if total else []
+    out.append([name, cli.main(argv, out=buf), buf.getvalue()])
+json.dump(out, sys.stdout)
+"""
+
+
+def test_invalid_corpus_refused_and_host_unchanged(host):
+    start_at_a(host, "corpus")
+    before, numvfs = host.link_json(), host.numvfs()
+    inv = corpus.INVALID
+    cases = []
+    for p in corpus.cases():
+        h = corpus.header(p)
+        files = [f"{OPT}/invalid/{Path(f).relative_to(inv)}" for f in corpus.companions(p, h)]
+        cases.append([p.name, files + [f"{OPT}/invalid/{p.name}"], int(h.get("totalvfs", 0))])
+    assert len(cases) >= 40
+    host.sh(f"cat > {OPT}/corpus_run.py <<'EOF'\n{CORPUS_RUN}\nEOF")
+    r = host.sh(f"python3 {OPT}/corpus_run.py <<'EOF'\n{json.dumps(cases)}\nEOF", timeout=600)
+    results = json.loads(r.stdout)
+    assert len(results) == len(cases)
+    for name, rc, text in results:
+        line, col, rule, _ = corpus.expectation(corpus.header(inv / name))
+        assert rc == 1, (name, rc, text)
+        assert f"{OPT}/invalid/{name}:{line}:{col}: error[{rule}]" in text, (name, text)
+    assert host.link_json() == before and host.numvfs() == numvfs
+    recs = host.audit("corpus")
+    assert sum(x["result"] == "invalid" for x in recs) == len(cases)
