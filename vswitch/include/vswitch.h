@@ -298,6 +298,89 @@ typedef struct vsw_acl_stats {
 void vsw_acl_get_stats(const vsw_switch *sw, vsw_acl_stats *st);
 
 /* ---------------------------------------------------------------------- */
+/* Rule table: incremental ACL rules by cookie (switchdev, tc flower)       */
+/*
+ * The alternative to vsw_acl_set for a rule set that changes one rule at a
+ * time: tc flower offload adds, replaces and deletes filters by a 64-bit
+ * cookie, each with a priority (tc's prio/pref: lower first) and a chain,
+ * bound to the representor's in-port (its block) or to every port.
+ *
+ *   - Order: priority ascending, then the order rules were added (a
+ *     replace keeps the rule's place among equal priorities).  First match
+ *     decides, as with vsw_acl_set.
+ *   - Scope: a port (the rule then matches only frames received on it; a
+ *     rule that also matches in_port must name the same port) or
+ *     VSW_RULE_GLOBAL (the rule's own match, any port).
+ *   - Chains: the switch has one lookup stage, so only chain 0 without a
+ *     goto can be expressed; other chains are refused with -EOPNOTSUPP.
+ *   - Every call validates, then publishes a new rule set with one pointer
+ *     swap (the data path sees the set before or after the call, never a
+ *     mix), or returns an error with a message and changes nothing.
+ *     Compilation is incremental (see docs/vswitch.md, "Incremental
+ *     rules"): rules added since the last full build are compiled into a
+ *     small tree of their own, deleted ones are struck from copies of the
+ *     trees they were in, and every so often everything is rebuilt.
+ *   - Counters (rules with VSW_ACTF_COUNT) belong to the cookie: they
+ *     survive changes of other rules and a replace of the rule itself, and
+ *     start at zero when the cookie is added.
+ *   - Limits: rules per scope and in total (vsw_rule_limits_set); over
+ *     them -ENOSPC.
+ *   - vsw_acl_set replaces the whole rule set and empties the table; the
+ *     table refuses changes (-EBUSY) while a non-empty set installed by
+ *     vsw_acl_set is in place.
+ *   - d->rule of a decision is the rule's id (vsw_rule_id_cookie maps it to
+ *     the cookie); vsw_rule_counters_get returns -EOPNOTSUPP for table
+ *     rules, vsw_acl_get_stats counts free ranks as rules.
+ * Control-side calls, like the other configuration functions.
+ */
+#define VSW_RULE_GLOBAL VSW_PORT_ANY
+
+typedef struct vsw_trule {
+    uint64_t cookie;        /* the caller's name for the rule (tc cookie)   */
+    uint32_t chain;         /* tc chain: 0 only                             */
+    uint16_t scope;         /* in-port the rule belongs to, or VSW_RULE_GLOBAL */
+    vsw_rule rule;          /* match and action; rule.priority = tc prio    */
+} vsw_trule;
+
+/* -EEXIST if the cookie is in use. */
+int vsw_rule_add(vsw_switch *sw, const vsw_trule *r, vsw_error *err);
+/* Replace the rule with r->cookie (match, action, priority, scope);
+ * -ENOENT if there is none.  Its counters carry on. */
+int vsw_rule_replace(vsw_switch *sw, const vsw_trule *r, vsw_error *err);
+/* Add n rules at once, in order, with one full build and one publication
+ * (a driver replaying a block's rules): all or nothing; err->rule is the
+ * index of the rule refused. */
+int vsw_rule_add_many(vsw_switch *sw, const vsw_trule *r, size_t n, vsw_error *err);
+/* -ENOENT if there is no such rule. */
+int vsw_rule_del(vsw_switch *sw, uint64_t cookie, vsw_error *err);
+/* Delete every rule of a scope (a port going away), in one publication;
+ * returns how many were deleted, or a negative errno value. */
+int vsw_rule_flush_scope(vsw_switch *sw, uint16_t scope, vsw_error *err);
+/* The rule as installed, and its counters (tc -s filter show). */
+int vsw_rule_get(const vsw_switch *sw, uint64_t cookie, vsw_trule *r);
+int vsw_rule_stats(const vsw_switch *sw, uint64_t cookie, uint64_t *packets,
+                   uint64_t *bytes);
+/* The cookie of the rule a decision reports in d->rule (-ENOENT if that
+ * rule has been deleted since). */
+int vsw_rule_id_cookie(const vsw_switch *sw, int32_t id, uint64_t *cookie);
+/* Limits: rules per scope (each port, and the global scope) and in the
+ * table; defaults 16384 and VSW_ACL_MAX_RULES.  -EINVAL if a limit is 0,
+ * above VSW_ACL_MAX_RULES or below what is installed now. */
+int vsw_rule_limits_set(vsw_switch *sw, unsigned per_scope, unsigned total,
+                        vsw_error *err);
+
+typedef struct vsw_rule_table_stats {
+    size_t   rules;          /* in the table                                */
+    size_t   rank_space;     /* ranks of the published set (rules + free)   */
+    size_t   base_rules;     /* compiled in the last full build, still live */
+    size_t   delta_rules;    /* compiled since, into the delta tree         */
+    size_t   struck;         /* base entries struck out since (dead)        */
+    uint64_t full_builds;    /* full rebuilds so far                         */
+    uint64_t shifts;         /* inserts that had to move neighbours' ranks   */
+} vsw_rule_table_stats;
+void vsw_rule_table_get_stats(const vsw_switch *sw, vsw_rule_table_stats *st);
+
+/* ---------------------------------------------------------------------- */
 /* Meters (token buckets)                                                   */
 
 #define VSW_MAX_METERS 4096u   /* ids 1..4095; 0 means "no meter"          */

@@ -48,8 +48,8 @@ static int range_prefix(uint16_t lo, uint16_t hi, uint64_t *val, uint64_t *mask)
     return (lo & ~m & 0xffff) == 0 && ((hi | m) & 0xffff) == 0xffff;
 }
 
-static int convert(const vsw_rule *r, int idx, unsigned num_ports,
-                   vsw_crule *c, vsw_error *err)
+int vsw_rule_convert(const vsw_rule *r, int idx, unsigned num_ports,
+                     vsw_crule *c, vsw_error *err)
 {
     memset(c, 0, sizeof(*c));
     uint32_t mt = r->match;
@@ -249,7 +249,7 @@ int vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
         return vsw_err(err, -ENOMEM, -1, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        int rc = convert(&rules[i], (int)i, num_ports, &a->rules[i], err);
+        int rc = vsw_rule_convert(&rules[i], (int)i, num_ports, &a->rules[i], err);
         if (rc) {
             free(tmp);
             vsw_acl_free(a);
@@ -260,6 +260,7 @@ int vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
     free(tmp);
     a->act = aligned_alloc(64, ((n ? n : 1) * sizeof(vsw_act) + 63) / 64 * 64);
     a->rank_of = malloc((n ? n : 1) * sizeof(uint32_t));
+    a->nindex = n;
     if (!a->act || !a->rank_of) {
         vsw_acl_free(a);
         return vsw_err(err, -ENOMEM, -1, "out of memory");
@@ -291,9 +292,14 @@ void vsw_acl_free(vsw_acl *a)
     if (!a)
         return;
     for (size_t t = 0; t < a->ntrees; t++) {
-        free(a->trees[t].mem);
-        free(a->trees[t].port_root);
+        vsw_tree *tr = &a->trees[t];
+        if (tr->shared && --*tr->shared)
+            continue;           /* another set still uses this tree */
+        free(tr->shared);
+        free(tr->mem);
+        free(tr->port_root);
     }
+    free(a->serial);
     free(a->rules);
     free(a->act);
     free(a->rank_of);

@@ -86,6 +86,7 @@ typedef struct bctx {
     int       fail;     /* 1: over budget, 2: out of memory                 */
     unsigned  fpct;     /* per-node replication allowed, percent of n        */
     unsigned  depth;
+    int       keep_hidden; /* rule-table base trees: no rule hides others  */
 } bctx;
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -192,7 +193,7 @@ static uint64_t make_leaf(bctx *b, const uint32_t *r, size_t n, const uint64_t *
         g->rank[e] = (uint16_t)r[i];
         g->valid |= (uint16_t)(3u << (2 * e));
         g->verify |= (uint8_t)(verify << e);
-        if (!ln)                /* matches every key that gets here */
+        if (!ln && !b->keep_hidden) /* matches every key that gets here */
             break;
     }
     size_t cnt = b->ngrp - base;
@@ -268,8 +269,10 @@ static uint64_t build(bctx *b, uint32_t *r, size_t n, const uint64_t *pm,
         return VSW_TN_LEAF;
     if (depth > b->depth)
         b->depth = depth;
-    /* a rule covering the whole node hides everything after it */
-    for (size_t i = 0; i < n; i++) {
+    /* a rule covering the whole node hides everything after it (not in
+     * rule-table base trees, whose entries may be invalidated later: the
+     * hidden rules must still be there when the covering one goes) */
+    for (size_t i = 0; i < n && !b->keep_hidden; i++) {
         const vsw_crule *c = &R[r[i]];
         if (!c->exact)
             continue;
@@ -480,13 +483,14 @@ static int lay_out(vsw_tree *t, bctx *b)
             *d = (*d & ~0xffffffffull) | (chw + gw * (uint32_t)*d);
     }
     t->nwords = nw;
+    t->group_word = b->ngrp ? chw : nw;
     return 0;
 }
 
 static int build_tree(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t n,
-                      size_t budget, unsigned fpct)
+                      size_t budget, unsigned fpct, int keep_hidden)
 {
-    bctx b = { .a = a, .budget = budget, .fpct = fpct };
+    bctx b = { .a = a, .budget = budget, .fpct = fpct, .keep_hidden = keep_hidden };
     uint64_t pm[VSW_KEY_WORDS] = {0};
     memset(t, 0, sizeof(*t));
     t->best_rank = n ? ranks[0] : UINT32_MAX;
@@ -530,13 +534,14 @@ static const unsigned fsched[] = {200, 150, 120, 100};
 #define NSCHED (sizeof(fsched) / sizeof(fsched[0]))
 
 static int build_one(const vsw_acl *a, vsw_tree *t, uint32_t *ranks, size_t m,
-                     int last_resort)
+                     int last_resort, int keep_hidden)
 {
     size_t budget = 8 * m + 4096;
     for (size_t i = 0; i < NSCHED; i++) {
         if (!last_resort && fsched[i] < 150)
             break;
-        int rc = build_tree(a, t, ranks, m, fsched[i] == 100 ? 0 : budget, fsched[i]);
+        int rc = build_tree(a, t, ranks, m, fsched[i] == 100 ? 0 : budget, fsched[i],
+                            keep_hidden);
         if (rc != 1)
             return rc;
     }
@@ -551,14 +556,40 @@ int vsw_acl_build_trees(vsw_acl *a)
         return -1;
     for (size_t i = 0; i < n; i++)
         ranks[i] = (uint32_t)i;
+    int rc = vsw_acl_build_trees_on(a, ranks, n, VSW_MAX_TREES, 0);
+    free(ranks);
+    return rc;
+}
+
+int vsw_acl_build_one_tree(const vsw_acl *a, vsw_tree *t, const uint32_t *ranks,
+                           size_t n)
+{
+    uint32_t *r = malloc((n ? n : 1) * sizeof(uint32_t));
+    if (!r)
+        return -1;
+    memcpy(r, ranks, n * sizeof(uint32_t));
+    int rc = build_one(a, t, r, n, 1, 0);
+    free(r);
+    return rc ? -1 : 0;
+}
+
+int vsw_acl_build_trees_on(vsw_acl *a, const uint32_t *sel, size_t n,
+                           unsigned max_trees, int keep_hidden)
+{
+    uint32_t *ranks = malloc((n ? n : 1) * sizeof(uint32_t));
+    if (!ranks)
+        return -1;
+    if (max_trees < 1 || max_trees > VSW_MAX_TREES)
+        max_trees = VSW_MAX_TREES;
+    memcpy(ranks, sel, n * sizeof(uint32_t));
     a->ntrees = 1;
-    int rc = build_one(a, &a->trees[0], ranks, n, 0);
+    int rc = build_one(a, &a->trees[0], ranks, n, 0, keep_hidden);
     if (rc == 1) {
         /* too much replication in one tree: partition the rules by which
          * fields they specify (largest groups first), one tree each */
         size_t cnt[256] = {0};
         for (size_t i = 0; i < n; i++)
-            cnt[signature(&a->rules[i])]++;
+            cnt[signature(&a->rules[sel[i]])]++;
         int order[256];
         for (int i = 0; i < 256; i++)
             order[i] = i;
@@ -568,17 +599,17 @@ int vsw_acl_build_trees(vsw_acl *a)
             }
         int group[256];
         for (int i = 0; i < 256; i++)
-            group[order[i]] = i < VSW_MAX_TREES - 1 ? i : VSW_MAX_TREES - 1;
+            group[order[i]] = i < (int)max_trees - 1 ? i : (int)max_trees - 1;
         size_t ng = 0;
         rc = 0;
-        for (int g = 0; g < VSW_MAX_TREES; g++) {
+        for (int g = 0; g < (int)max_trees; g++) {
             size_t m = 0;
             for (size_t i = 0; i < n; i++)
-                if (group[signature(&a->rules[i])] == g)
-                    ranks[m++] = (uint32_t)i;
+                if (group[signature(&a->rules[sel[i]])] == g)
+                    ranks[m++] = sel[i];
             if (!m)
                 continue;
-            rc = build_one(a, &a->trees[ng], ranks, m, 1);
+            rc = build_one(a, &a->trees[ng], ranks, m, 1, keep_hidden);
             if (rc)
                 break;
             ng++;

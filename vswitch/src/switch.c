@@ -157,6 +157,7 @@ void vsw_destroy(vsw_switch *sw)
         return;
     vsw_datapath_offline(sw);
     vsw_reclaim(sw);
+    vsw_rtab_free(sw);      /* after reclaim: retired sets credit it */
     vsw_cfgset *cs = atomic_load(&sw->cur);
     if (cs) {
         free(cs->ports);
@@ -190,6 +191,7 @@ int vsw_acl_set(vsw_switch *sw, const vsw_rule *rules, size_t n, vsw_error *err)
     vsw_acl *old = fresh->acl;
     fresh->acl = a;
     vsw_publish(sw, fresh, old, free_acl);
+    vsw_rtab_reset(sw);     /* a whole set replaces the rule table's rules */
     return 0;
 }
 
@@ -217,6 +219,8 @@ int vsw_rule_counters_get(const vsw_switch *sw, unsigned rule, uint64_t *packets
                           uint64_t *bytes)
 {
     const vsw_acl *a = vsw_cur(sw)->acl;
+    if (a->serial)
+        return -EOPNOTSUPP;     /* rule-table rules: vsw_rule_stats by cookie */
     if (rule >= a->nrules)
         return -EINVAL;
     uint32_t rk = a->rank_of[rule];

@@ -157,6 +157,11 @@ typedef struct vsw_tree {
     size_t     nnodes;
     uint32_t   best_rank;   /* smallest rank among this tree's rules        */
     unsigned   depth;
+    size_t     group_word;  /* first word of the leaf groups in mem          */
+    /* Rule-table sets (rule_table.c) share unchanged trees between
+     * generations: the number of sets holding mem and port_root, freed
+     * with the last one.  NULL: owned by its one set. */
+    unsigned  *shared;
 } vsw_tree;
 #define VSW_TN_LEAF (1ull << 63)
 /* Leaves of this many groups or more keep their count before the first
@@ -217,7 +222,13 @@ typedef struct vsw_acl {
     size_t     ntrees;
     vsw_tree   trees[VSW_MAX_TREES];
     uint32_t  *rank_of;     /* user index -> rank                           */
+    size_t     nindex;      /* entries of rank_of                            */
     size_t     bytes;
+    /* Sets built by the rule table (rule_table.c): by rank, the serial of
+     * the table record it holds (0: a free rank, whose rule never
+     * matches), so counters can be credited to the right rule when the set
+     * is freed.  NULL for sets from vsw_acl_set. */
+    uint64_t  *serial;
 } vsw_acl;
 
 /* How bursts walk a compiled rule set, by its size (rule copies, actions
@@ -244,6 +255,19 @@ typedef struct vsw_acl {
 
 int  vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
                      vsw_acl **out, vsw_error *err);
+/* One rule's validation and ternary form (what vsw_acl_compile does per
+ * rule; c->index = idx). */
+int  vsw_rule_convert(const vsw_rule *r, int idx, unsigned num_ports,
+                      vsw_crule *c, vsw_error *err);
+/* Trees for the rules of `a` at ranks[0..n) (ascending) instead of all of
+ * them, in at most max_trees trees; keep_hidden: a rule that covers a node
+ * does not drop the lower-priority rules below it, so that entries can
+ * later be invalidated in place (rule_table.c).  Returns 0 or -1. */
+int  vsw_acl_build_trees_on(vsw_acl *a, const uint32_t *ranks, size_t n,
+                            unsigned max_trees, int keep_hidden);
+/* One tree for ranks[0..n) (ascending) of a's rules; 0 or -1. */
+int  vsw_acl_build_one_tree(const vsw_acl *a, vsw_tree *t, const uint32_t *ranks,
+                            size_t n);
 void vsw_acl_free(vsw_acl *a);
 /* How leaves are checked (acl_lookup.c): the best the CPU has, or at most
  * AVX2, or portable C. */
@@ -398,6 +422,7 @@ struct vsw_switch {
     _Atomic int      classifier;
     _Atomic int      flush_learned;
     vsw_retired     *retired;          /* control side                     */
+    struct vsw_rtab *rtab;             /* incremental rules (rule_table.c) */
     uint32_t         acl_gen;          /* control side                     */
     unsigned         num_vfs, nports;
     vsw_config       cfg;
@@ -427,6 +452,11 @@ static inline vsw_cfgset *vsw_cur(const vsw_switch *sw)
 void vsw_dp_enter(vsw_switch *sw);
 void vsw_dp_exit(vsw_switch *sw);
 int  vsw_acl_build_trees(vsw_acl *a);    /* acl_tree.c */
+
+/* the incremental rule table (rule_table.c): dropped when vsw_acl_set
+ * installs a whole set, freed with the switch */
+void vsw_rtab_reset(vsw_switch *sw);
+void vsw_rtab_free(vsw_switch *sw);
 
 /* meter chain check used by the data path (meter.c) */
 int vsw_meters_police(vsw_switch *sw, const vsw_meters *mt, const uint16_t *ids,
