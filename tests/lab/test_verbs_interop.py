@@ -7,10 +7,10 @@ go h1 VF0 -> h1's embedded switch -> uplink wire -> h2's switch -> h2 VF0, so
 the adapter's MPA/DDP/RDMAP has to agree with the kernel's siw on the wire,
 both as connection initiator and as responder.
 
-vfwarp initiates without MPA peer-to-peer mode by default, as siw does
-(vfwarp_vf peer_to_peer=0): siw as responder installs the socket upcall that
-reads an RTR only after its MPA Reply has gone out, so the RTR the adapter
-sends within microseconds of that Reply was never read (rping stalled).
+siw as responder installs the socket upcall that reads the stream only after
+its MPA Reply has gone out (siw_accept); the adapter, answering within
+microseconds, sent its RTR into that window and siw never read it (rping
+stalled). The device now holds its first FPDU 20 ms after the Reply.
 
 Everything is undone afterwards, also on failure: siw link, namespaces, VFs,
 and every module loaded on this test's account (test_siw.py's helpers).

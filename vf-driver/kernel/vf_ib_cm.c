@@ -84,14 +84,15 @@ struct vfw_listener {
 #define VFW_RTR_WRITE_READ	(2 | 4)	/* VFW_RTR_WRITE | VFW_RTR_READ */
 
 /*
- * Peer-to-peer mode (RFC 6581 RTR) as the connection initiator. Off by
- * default, as in Linux siw: rdma_cm applications have the initiator send
- * first, and siw as responder reads an RTR only after its MPA Reply has
- * gone out (siw_accept installs the RTR upcall after sending), so an RTR
- * that the adapter answers within microseconds of the Reply is lost there.
- * As responder the device always accepts a peer's P2P offer.
+ * Peer-to-peer mode (RFC 6581 RTR) as the connection initiator, on by
+ * default. Without it the responder may not send before the initiator's
+ * first FPDU (RFC 5044), and perftest's ib_write_lat -R hangs (measured:
+ * 285 s timeout without, 70 s pass with). Linux siw as responder reads the
+ * RTR only after its MPA Reply has gone out (siw_accept), so the device
+ * holds its first FPDU, the RTR included, 20 ms after the Reply (the RNIC's
+ * initiator settle time). As responder the device accepts either mode.
  */
-static bool peer_to_peer;
+static bool peer_to_peer = true;
 module_param(peer_to_peer, bool, 0644);
 MODULE_PARM_DESC(peer_to_peer, "request MPA peer-to-peer mode (RTR) when connecting");
 #define VFW_NEIGH_TRIES		50	/* x 100 ms: ARP under TCG is slow */
