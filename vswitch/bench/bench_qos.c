@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "qos_sim.h"
+#include "bench_machine.h"
 
 #define LINE 10e9
 #define MSEC 1000000ull
@@ -150,31 +151,9 @@ int main(int argc, char **argv)
         perror(out);
         return 1;
     }
-    char cpu[600] = "unknown", line[512];
-    FILE *ci = fopen("/proc/cpuinfo", "r");
-    while (ci && fgets(line, sizeof(line), ci))
-        if (!strncmp(line, "model name", 10)) {
-            char *c = strchr(line, ':');
-            snprintf(cpu, sizeof(cpu), "%s", c ? c + 2 : line);
-            cpu[strcspn(cpu, "\n")] = 0;
-            break;
-        }
-    if (ci)
-        fclose(ci);
-    char commit[64] = "unknown";
-    FILE *g = popen("git rev-parse --short HEAD 2>/dev/null", "r");
-    if (g && fgets(commit, sizeof(commit), g))
-        commit[strcspn(commit, "\n")] = 0;
-    if (g)
-        pclose(g);
-    char date[64];
-    time_t now = time(NULL);
-    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     const char *cmd = "make -C vswitch bench-qos";
     fprintf(f, "{\n  \"component\": \"vswitch-qos\",\n  \"command\": \"%s\",\n", cmd);
-    fprintf(f, "  \"machine\": {\"cpu\": \"%s\", \"nproc\": %ld, \"date\": \"%s\", "
-               "\"git_commit\": \"%s\"},\n",
-            cpu, sysconf(_SC_NPROCESSORS_ONLN), date, commit);
+    bench_write_machine(f);
     fprintf(f, "  \"setup\": \"link QoS scheduler in simulated time (vswitch/tests/qos_sim.h): "
                "10 Gbit/s line, no wire overhead, every VF saturating with back-pressure, VF i "
                "sends frames of 64 + (i * 97) %% 1437 bytes; 20 ms warm-up, 200 ms measured. "

@@ -15,6 +15,7 @@
  *   bench_rules [--out FILE] [--ops N] [--secs S]
  */
 #include "trace.h"
+#include "bench_machine.h"
 #include <unistd.h>
 
 static double wall(void)
@@ -207,32 +208,9 @@ int main(int argc, char **argv)
     if (out) {
         FILE *f = fopen(out, "w");
         if (!f) { perror(out); return 1; }
-        char cpu[600] = "unknown", line[512];
-        FILE *ci = fopen("/proc/cpuinfo", "r");
-        while (ci && fgets(line, sizeof(line), ci))
-            if (!strncmp(line, "model name", 10)) {
-                char *c = strchr(line, ':');
-                snprintf(cpu, sizeof(cpu), "%s", c ? c + 2 : line);
-                cpu[strcspn(cpu, "\n")] = 0;
-                break;
-            }
-        if (ci) fclose(ci);
-        char commit[64] = "unknown";
-        FILE *g = popen("git rev-parse --short HEAD 2>/dev/null", "r");
-        if (g && fgets(commit, sizeof(commit), g)) commit[strcspn(commit, "\n")] = 0;
-        if (g) pclose(g);
-        char date[64], load[128] = "unknown";
-        time_t tnow = time(NULL);
-        strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&tnow));
-        FILE *la2 = fopen("/proc/loadavg", "r");
-        if (la2 && fgets(load, sizeof(load), la2))
-            load[strcspn(load, "\n")] = 0;
-        if (la2) fclose(la2);
         const char *cmd = "make -C vswitch bench-rules";
         fprintf(f, "{\n  \"component\": \"vswitch rule table\",\n  \"command\": \"%s\",\n", cmd);
-        fprintf(f, "  \"machine\": {\"cpu\": \"%s\", \"nproc\": %ld, \"date\": \"%s\", "
-                "\"git_commit\": \"%s\", \"loadavg_at_end\": \"%s\"},\n",
-                cpu, sysconf(_SC_NPROCESSORS_ONLN), date, commit, load);
+        bench_write_machine(f);
         fprintf(f, "  \"setup\": \"the vswitch bench's tenant rules (%d VFs), each scoped to its "
                 "VF's in-port; table filled with vsw_rule_add_many, then rounds of add, delete, "
                 "replace in place, replace with a new priority (%u rounds, 100 at the largest "

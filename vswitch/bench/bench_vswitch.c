@@ -4,6 +4,7 @@
  * Writes JSON (figure, value, unit, command, machine). */
 #define _GNU_SOURCE
 #include "trace.h"
+#include "bench_machine.h"
 #include <unistd.h>
 
 /* mode 0: burst API, 1: vsw_process per frame. Returns Mpps (best of 3). */
@@ -203,33 +204,9 @@ int main(int argc, char **argv)
     if (out) {
         FILE *f = fopen(out, "w");
         if (!f) { perror(out); return 1; }
-        char cpu[600] = "unknown", line[512];
-        FILE *ci = fopen("/proc/cpuinfo", "r");
-        while (ci && fgets(line, sizeof(line), ci))
-            if (!strncmp(line, "model name", 10)) {
-                char *c = strchr(line, ':');
-                snprintf(cpu, sizeof(cpu), "%s", c ? c + 2 : line);
-                cpu[strcspn(cpu, "\n")] = 0;
-                break;
-            }
-        if (ci) fclose(ci);
-        char commit[64] = "unknown";
-        FILE *g = popen("git rev-parse --short HEAD 2>/dev/null", "r");
-        if (g && fgets(commit, sizeof(commit), g)) commit[strcspn(commit, "\n")] = 0;
-        if (g) pclose(g);
-        char date[64];
-        time_t now = time(NULL);
-        strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
         const char *cmd = "make -C vswitch bench";
         fprintf(f, "{\n  \"component\": \"vswitch\",\n  \"command\": \"%s\",\n", cmd);
-        char load[128] = "unknown";
-        FILE *la = fopen("/proc/loadavg", "r");
-        if (la && fgets(load, sizeof(load), la))
-            load[strcspn(load, "\n")] = 0;
-        if (la) fclose(la);
-        fprintf(f, "  \"machine\": {\"cpu\": \"%s\", \"nproc\": %ld, \"date\": \"%s\", \"git_commit\": \"%s\", "
-                "\"loadavg_at_end\": \"%s\"},\n",
-                cpu, sysconf(_SC_NPROCESSORS_ONLN), date, commit, load);
+        bench_write_machine(f);
         fprintf(f, "  \"timing\": \"rates are frames per second of thread CPU time "
                 "(CLOCK_THREAD_CPUTIME_ID): the machine is shared, wall-clock rates are distorted by "
                 "preemption; cache and SMT contention still show\",\n");
