@@ -13,35 +13,13 @@ static int passed, failed;
 #define CHECK(c) do { if (c) { passed++; } else { failed++; \
     fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
 
-#define MEM_SIZE (1u << 22)
-#define MEM_BASE 0x100000ull
-static uint8_t mem[MEM_SIZE];
+#include "guest_mem.h"
 static uint64_t clock_ns;
 static unsigned irqs[VFW_DP_NUM_FN][8];
 static unsigned uplink_frames;
 static uint8_t uplink_last[VFW_FRAME_MAX + 8];
 static size_t uplink_last_len;
 static uint64_t timer_at[VFW_DP_NUM_FN];
-
-static int t_read(void *ctx, unsigned fn, uint64_t a, void *b, size_t l)
-{
-    (void)ctx; (void)fn;
-    if (a < MEM_BASE || a - MEM_BASE > MEM_SIZE || l > MEM_SIZE - (a - MEM_BASE)) {
-        return -1;
-    }
-    memcpy(b, mem + (a - MEM_BASE), l);
-    return 0;
-}
-
-static int t_write(void *ctx, unsigned fn, uint64_t a, const void *b, size_t l)
-{
-    (void)ctx; (void)fn;
-    if (a < MEM_BASE || a - MEM_BASE > MEM_SIZE || l > MEM_SIZE - (a - MEM_BASE)) {
-        return -1;
-    }
-    memcpy(mem + (a - MEM_BASE), b, l);
-    return 0;
-}
 
 static void t_irq(void *ctx, unsigned fn, unsigned v)
 {

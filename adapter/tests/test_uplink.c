@@ -98,33 +98,11 @@ static void test_uplink_shares(void)
 
 /* ---- through the data path ----------------------------------------------- */
 
-#define MEM_SIZE (1u << 22)
-#define MEM_BASE 0x100000ull
+#include "guest_mem.h"
 #define RING_N 16
-static uint8_t mem[MEM_SIZE];
 static uint64_t clock_ns, fn_timer[VFW_DP_NUM_FN], uplink_timer_at;
 static uint64_t wire_bytes[4], wire_frames;
 static unsigned tx_tail[VFW_DP_NUM_FN];
-
-static int t_read(void *ctx, unsigned fn, uint64_t a, void *b, size_t l)
-{
-    (void)ctx; (void)fn;
-    if (a < MEM_BASE || a - MEM_BASE > MEM_SIZE || l > MEM_SIZE - (a - MEM_BASE)) {
-        return -1;
-    }
-    memcpy(b, mem + (a - MEM_BASE), l);
-    return 0;
-}
-
-static int t_write(void *ctx, unsigned fn, uint64_t a, const void *b, size_t l)
-{
-    (void)ctx; (void)fn;
-    if (a < MEM_BASE || a - MEM_BASE > MEM_SIZE || l > MEM_SIZE - (a - MEM_BASE)) {
-        return -1;
-    }
-    memcpy(mem + (a - MEM_BASE), b, l);
-    return 0;
-}
 
 static void t_irq(void *ctx, unsigned fn, unsigned v) { (void)ctx; (void)fn; (void)v; }
 
