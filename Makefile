@@ -12,7 +12,7 @@ PYTEST  := $(PYTHON) tools/run-pytest
 CORES   := vswitch adapter
 FUZZ_SMOKE_RUNS ?= 2000
 
-.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider siw tools clean clean-cache
+.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider siw tools tenant clean clean-cache
 
 all: check
 
@@ -28,7 +28,7 @@ check: deps pydeps
 	@echo "==> launcher and wire unit tests"; $(PYTEST) -q tests/unit
 	@echo "==> PF manager (vfwarpctl) unit tests"; $(PYTEST) -q pf-driver/manager/tests
 	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/*/*.py tools/run-pytest pf-driver/manager/vfwarp_manager/*.py pf-driver/manager/tests/*.py pf-driver/manager/vfwarpctl
-	@bash -n lab/*.sh tools/install-deps .ci/run
+	@bash -n lab/*.sh lab/tenant/init tools/install-deps .ci/run
 
 # ---- lab tier --------------------------------------------------------------
 qemu: deps
@@ -48,7 +48,12 @@ siw: image
 tools: image
 	@lab/build-tools.sh
 
-lab-test: qemu modules provider siw tools pydeps
+# The tenant image (L2): guest kernel + an initramfs root with vfwarp_vf,
+# rdma-core and the provider, perftest, iperf3, sshd.
+tenant: modules provider
+	@lab/build-tenant.sh
+
+lab-test: qemu modules provider siw tools tenant pydeps
 	@$(PYTEST) tests/lab
 
 # Interop of the adapter's TCP and iWARP engine with Linux over a TAP device

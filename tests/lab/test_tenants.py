@@ -1,0 +1,271 @@
+"""Tenant VMs (L2) with VFs through VFIO, as operators give them: libvirt XML
+on each lab host, `virsh attach-device --live`, a VF pool network, VFs in
+the definition at `virsh start`. Inside the tenants: the VF in lspci,
+vfwarp_vf bound, ping and iperf3 across hosts, and verbs (rping, ib_write_bw)
+through the VFs with nothing of the host's own networking on the path.
+
+One tenant per host (t1 on h1, t2 on h2) is booted once for the module:
+under nested TCG a tenant boot takes minutes (printed as it goes).
+"""
+import re
+import time
+
+import pytest
+
+from tenant_env import NVF, VF_ID, host_vf_line, tenant_lab, vf_netdev
+from vfwarp_lab.tenants import hostdev_interface_xml, hostdev_xml, pool_interface_xml, \
+    pool_network_xml
+
+VLAN_A, VLAN_B = 100, 200
+
+
+def tmac(host, i):
+    return f"52:54:00:aa:{int(host[1:]):02x}:{i + 1:02x}"
+
+
+def data_ip(tenant):
+    return f"10.88.0.{int(tenant[1:])}"
+
+
+@pytest.fixture(scope="module")
+def tl(lab2):
+    with tenant_lab(lab2) as (ten, hosts):
+        yield lab2, ten, hosts
+
+
+def attach(lab, ten, host, tenant, xml, live=True):
+    r = ten.virsh(host, f"attach-device {tenant} {{xml}} {'--live' if live else ''}",
+                  stdin_xml=xml, check=False)
+    assert r.returncode == 0, f"{host}: attach-device failed: {r.stderr or r.stdout}"
+
+
+def detach(lab, ten, host, tenant, xml):
+    took = ten.detach(host, tenant, xml)
+    print(f"\n{host}/{tenant}: detach-device --live done in {took:.0f}s")
+
+
+def wait_vf_netdev(ten, tenant, present=True, secs=120):
+    """The tenant's vfwarp_vf netdev once it is there (or gone)."""
+    end = time.monotonic() + secs
+    while True:
+        nd = vf_netdev(ten, tenant)
+        if bool(nd) == present or time.monotonic() > end:
+            return nd
+        time.sleep(3)
+
+
+def up_addr(ten, tenant, nd, ip):
+    ten.ssh(tenant, f"ip addr flush dev {nd}; ip addr add {ip}/24 dev {nd}; ip link set {nd} up; "
+                    f"for i in $(seq 60); do ip link show {nd} | grep -q LOWER_UP && break; "
+                    f"sleep 0.5; done")
+
+
+def ping(ten, tenant, dst, count=3):
+    r = ten.ssh(tenant, f"ping -c {count} -i 0.5 -W 3 {dst}", check=False, timeout=120)
+    m = re.search(r"(\d+) received", r.stdout)
+    return int(m.group(1)) if m else 0
+
+
+def host_counters(lab, host):
+    """Bytes through the host's own networking: its management NIC and the
+    tenants' management bridge."""
+    out = lab.ssh(host, "for n in /sys/class/net/*; do d=$(basename $n); "
+                        "case $d in lo|enp1s0*) continue;; esac; "
+                        "echo $d $(cat $n/statistics/rx_bytes) $(cat $n/statistics/tx_bytes); "
+                        "done").stdout
+    return {d: int(rx) + int(tx) for d, rx, tx in (l.split() for l in out.splitlines())}
+
+
+@pytest.fixture(scope="module")
+def attached(tl):
+    """VF 0 of each host in its tenant by `virsh attach-device --live` of an
+    <interface type='hostdev'> with MAC and VLAN; the VF netdevs addressed."""
+    lab, ten, hosts = tl
+    xmls = {}
+    for h, t in (("h1", "t1"), ("h2", "t2")):
+        xmls[h] = hostdev_interface_xml(hosts[h].vf(lab, 0), tmac(h, 0), VLAN_A)
+        attach(lab, ten, h, t, xmls[h])
+    nds = {}
+    for h, t in (("h1", "t1"), ("h2", "t2")):
+        nds[t] = wait_vf_netdev(ten, t)
+        assert nds[t], f"{t}: no vfwarp_vf netdev after attach:\n" + \
+            ten.ssh(t, "lspci -nn; dmesg | tail -20").stdout
+        up_addr(ten, t, nds[t], data_ip(t))
+    yield lab, ten, hosts, xmls, nds
+    # what is still attached goes back (a reused lab starts clean next time)
+    for h, t in (("h1", "t1"), ("h2", "t2")):
+        ten.detach_vfs(h, t)
+
+
+def test_live_attach_shows_vf_mac_and_vlan(attached):
+    lab, ten, hosts, _, nds = attached
+    for h, t in (("h1", "t1"), ("h2", "t2")):
+        lspci = ten.ssh(t, f"lspci -n -d {VF_ID}").stdout
+        assert lspci.strip(), f"{t}: the VF is not on the tenant's PCI bus"
+        drv = ten.ssh(t, f"basename $(readlink -f /sys/class/net/{nds[t]}/device/driver)").stdout
+        assert drv.strip() == "vfwarp_vf"
+        mac = ten.ssh(t, f"cat /sys/class/net/{nds[t]}/address").stdout.strip()
+        assert mac == tmac(h, 0), f"{t}: MAC {mac}, XML said {tmac(h, 0)}"
+        line = host_vf_line(lab, h, hosts[h].pf_netdev, 0)
+        assert tmac(h, 0) in line and f"vlan {VLAN_A}" in line, f"{h}: {line}"
+        # the host no longer drives the VF: VFIO has it
+        drv = lab.ssh(h, f"basename $(readlink /sys/bus/pci/devices/{hosts[h].vf(lab, 0)}/driver)")
+        assert drv.stdout.strip() == "vfio-pci"
+
+
+def test_tenants_ping_and_iperf3_across_hosts(attached):
+    lab, ten, _, _, _ = attached
+    assert ping(ten, "t1", data_ip("t2"), 5) == 5
+    ten.ssh("t2", "pkill -x iperf3; iperf3 -s -D -1 -p 5201", check=False)
+    time.sleep(2)
+    r = ten.ssh("t1", f"iperf3 -c {data_ip('t2')} -p 5201 -t 5 -J", timeout=180)
+    m = re.search(r'"sum_received":\s*{[^}]*"bytes":\s*(\d+)', r.stdout)
+    assert m and int(m.group(1)) > 0, r.stdout[-1500:]
+    print(f"\niperf3 t1 -> t2 through VFs: {int(m.group(1)) / 5 * 8 / 1e6:.1f} Mbit/s")
+
+
+def test_verbs_between_tenants_bypass_hosts(attached):
+    """rping -C 100 -V and ib_write_bw -R between the tenants, through their
+    VFs: the hosts' own NICs and the tenants' management bridge carry only
+    the control ssh, a small fraction of the bytes the verbs moved."""
+    lab, ten, _, _, _ = attached
+    for t in ("t1", "t2"):
+        out = ten.ssh(t, "ibv_devices; rdma link").stdout
+        assert "vfwarp" in out, f"{t}: no vfwarp ib_device:\n{out}"
+    before = {h: host_counters(lab, h) for h in ("h1", "h2")}
+    ten.ssh("t2", "pkill -x rping; (timeout 300 rping -s -a %s -C 100 -v >/tmp/rping-s.log 2>&1 &)"
+            % data_ip("t2"), check=False)
+    time.sleep(3)
+    r = ten.ssh("t1", f"timeout 300 rping -c -a {data_ip('t2')} -C 100 -v -V", check=False,
+                timeout=330)
+    assert r.returncode == 0 and r.stdout.count("ping data") == 100, \
+        f"rping failed ({r.returncode}):\n{r.stdout[-800:]}\n{r.stderr}"
+    ten.ssh("t2", "pkill -x ib_write_bw; (timeout 300 ib_write_bw -R -F -s 65536 -n 500 "
+                  ">/tmp/bw-s.log 2>&1 &)", check=False)
+    time.sleep(3)
+    r = ten.ssh("t1", f"timeout 300 ib_write_bw -R -F -s 65536 -n 500 {data_ip('t2')}",
+                check=False, timeout=330)
+    m = re.search(r"^\s*65536\s+500\s+([\d.]+)\s+([\d.]+)", r.stdout, re.M)
+    assert r.returncode == 0 and m, f"ib_write_bw failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    moved = 65536 * 500 + 100 * 64
+    after = {h: host_counters(lab, h) for h in ("h1", "h2")}
+    for h in ("h1", "h2"):
+        for dev, b in after[h].items():
+            delta = b - before[h].get(dev, 0)
+            assert delta < moved / 10, \
+                f"{h}: {dev} carried {delta} bytes while the verbs moved {moved}"
+    print(f"\nib_write_bw -R 64 KiB t1 -> t2 through VFs: {m.group(2)} MB/s; host NIC/bridge "
+          f"bytes: " + ", ".join(f"{h} {d} +{after[h][d] - before[h].get(d, 0)}"
+                                 for h in after for d in after[h]))
+
+
+def test_vlan_isolation_and_pinned_mac(attached):
+    """A second VF, in t2 on another VLAN (plain <hostdev>, VLAN set by the
+    host's operator), does not hear t1; t1 cannot change the MAC its host
+    pinned."""
+    lab, ten, hosts, _, nds = attached
+    vf1 = hosts["h2"].vf(lab, 1)
+    lab.ssh("h2", f"ip link set {hosts['h2'].pf_netdev} vf 1 mac {tmac('h2', 1)} vlan {VLAN_B}")
+    attach(lab, ten, "h2", "t2", hostdev_xml(vf1))
+    end = time.monotonic() + 120
+    while True:
+        names = vf_netdev(ten, "t2").split()
+        if len(names) == 2 or time.monotonic() > end:
+            break
+        time.sleep(3)
+    other = [n for n in names if n != nds["t2"]]
+    assert other, f"t2: second VF netdev did not appear ({names})"
+    ten.ssh("t2", f"ip netns add iso; ip link set {other[0]} netns iso; "
+                  f"ip -n iso addr add 10.88.0.3/24 dev {other[0]}; ip -n iso link set {other[0]} up; "
+                  f"ip -n iso link set lo up; sleep 2")
+    assert ping(ten, "t1", data_ip("t2"), 2) == 2, "control: same-VLAN peer unreachable"
+    assert ping(ten, "t1", "10.88.0.3", 3) == 0, "a tenant on VLAN 200 heard VLAN 100"
+    r = ten.ssh("t1", f"ip link set dev {nds['t1']} address 52:54:00:bb:bb:bb", check=False)
+    assert r.returncode != 0 and "Operation not permitted" in r.stderr, (r.returncode, r.stderr)
+    mac = ten.ssh("t1", f"cat /sys/class/net/{nds['t1']}/address").stdout.strip()
+    assert mac == tmac("h1", 0)
+    ten.ssh("t2", f"ip -n iso link set {other[0]} netns 1; ip netns del iso", check=False)
+    detach(lab, ten, "h2", "t2", hostdev_xml(vf1))
+
+
+def test_numvfs_refused_while_a_vm_holds_a_vf(attached):
+    lab, ten, hosts, _, _ = attached
+    pf = hosts["h1"].pf
+    r = lab.ssh("h1", f"echo 0 > /sys/bus/pci/devices/{pf}/sriov_numvfs", check=False)
+    assert r.returncode != 0 and "busy" in r.stderr.lower(), (r.returncode, r.stderr)
+    assert lab.ssh("h1", f"cat /sys/bus/pci/devices/{pf}/sriov_numvfs").stdout.strip() == str(NVF)
+    assert "in use" in lab.ssh("h1", "dmesg | tail -20").stdout
+    assert ping(ten, "t1", data_ip("t2"), 2) == 2, "the tenant lost its VF"
+
+
+def test_detach_returns_vf_to_host(attached):
+    lab, ten, hosts, xmls, _ = attached
+    h, t = "h2", "t2"
+    vf = hosts[h].vf(lab, 0)
+    detach(lab, ten, h, t, xmls[h])
+    assert wait_vf_netdev(ten, t, present=False) == ""
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        drv = lab.ssh(h, f"basename $(readlink /sys/bus/pci/devices/{vf}/driver) 2>/dev/null",
+                      check=False).stdout.strip()
+        if drv == "vfwarp_vf":
+            break
+        time.sleep(2)
+    assert drv == "vfwarp_vf", f"{h}: VF driver after detach: {drv!r}"
+    # libvirt put back the MAC and VLAN it found (none): nothing stale
+    line = host_vf_line(lab, h, hosts[h].pf_netdev, 0)
+    assert tmac(h, 0) not in line and "vlan" not in line, line
+    # and the VF works on the host again
+    r = lab.ssh(h, f"ip -br link show dev $(ls /sys/bus/pci/devices/{vf}/net)")
+    assert r.stdout.strip()
+
+
+def test_destroy_mid_iperf3_then_pool_vf_at_start(attached):
+    """`virsh destroy` of t1 during iperf3 leaves h1 and t2 well; t1 then
+    starts again with a VF from h1's pool network in its definition (the
+    VF freed by the destroy is reused); a definition asking the pool for
+    more VFs than are free fails clearly and starts nothing."""
+    lab, ten, hosts, _, _ = attached
+    # t2 gets its VF back (detached by the previous test)
+    attach(lab, ten, "h2", "t2", hostdev_interface_xml(hosts["h2"].vf(lab, 0), tmac("h2", 0),
+                                                      VLAN_A))
+    up_addr(ten, "t2", wait_vf_netdev(ten, "t2"), data_ip("t2"))
+    ten.ssh("t2", "pkill -x iperf3; iperf3 -s -D -1 -p 5202", check=False)
+    time.sleep(2)
+    ten.ssh("t1", f"(timeout 120 iperf3 -c {data_ip('t2')} -p 5202 -t 60 >/tmp/ip.log 2>&1 &)")
+    time.sleep(8)
+    ten.destroy("h1", "t1")
+    vf0 = hosts["h1"].vf(lab, 0)
+    end = time.monotonic() + 90
+    while time.monotonic() < end:
+        drv = lab.ssh("h1", f"basename $(readlink /sys/bus/pci/devices/{vf0}/driver)",
+                      check=False).stdout.strip()
+        if drv == "vfwarp_vf":
+            break
+        time.sleep(2)
+    assert drv == "vfwarp_vf", f"h1: VF 0 after destroy: {drv!r}"
+    assert "WARNING" not in lab.ssh("h1", "dmesg").stdout
+    assert ten.ssh("t2", "true", check=False).returncode == 0, "t2 is gone"
+
+    pool = f"vfwarp-pool-{hosts['h1'].pf_netdev}"
+    ten.virsh("h1", "net-define {xml}", stdin_xml=pool_network_xml(pool, hosts["h1"].pf_netdev))
+    ten.virsh("h1", f"net-start {pool}")
+    took = ten.start("h1", "t1", 0, devices=(pool_interface_xml(pool, tmac("h1", 0), VLAN_A),))
+    print(f"\nt1 restarted with a pool VF: shell after {took:.0f}s")
+    nd = wait_vf_netdev(ten, "t1")
+    assert nd, "t1: no VF from the pool"
+    up_addr(ten, "t1", nd, data_ip("t1"))
+    assert ping(ten, "t1", data_ip("t2"), 3) == 3
+
+    # exhaustion: NVF VFs, one taken by t1; ask for all of them again
+    devs = tuple(pool_interface_xml(pool, tmac("h1", 10 + i)) for i in range(NVF))
+    ten.define("h1", "tx", 5, devs)
+    r = ten.virsh("h1", "start tx", check=False)
+    assert r.returncode != 0, "a tenant started with more pool VFs than are free"
+    err = r.stderr.lower()
+    assert "no more" in err or "no free" in err or "in use" in err, r.stderr
+    assert "shut off" in ten.virsh("h1", "domstate tx").stdout
+    drivers = lab.ssh("h1", f"for v in /sys/bus/pci/devices/{hosts['h1'].pf}/virtfn*; do "
+                            "basename $(readlink $v/driver); done").stdout.split()
+    assert drivers.count("vfio-pci") == 1 and drivers.count("vfwarp_vf") == NVF - 1, drivers
+    ten.virsh("h1", "undefine tx")
