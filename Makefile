@@ -69,7 +69,7 @@ fuzz-smoke: deps
 
 test: check fuzz-smoke net-test lab-test
 
-demo: qemu modules provider pydeps
+demo: qemu modules provider tenant pydeps
 	@lab/demo.sh
 
 bench: bench-native bench-lab

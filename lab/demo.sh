@@ -10,23 +10,23 @@ cleanup() { labctl down >/dev/null 2>&1 || true; rm -rf "$state"; echo "demo: la
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-step "1/7 Booting two emulated hypervisor hosts (TCG; about a minute)"
+step "1/8 Booting two emulated hypervisor hosts (TCG; about a minute)"
 labctl up -n 2
 labctl status
 
-step "2/7 The adapter on each host's PCIe root port"
+step "2/8 The adapter on each host's PCIe root port"
 for h in h1 h2; do echo "[$h] $(labctl ssh $h "lspci -nn -d 1234:f0a0")"; done
 
-step "3/7 Loading the PF driver built against the guest kernel"
+step "3/8 Loading the PF driver built against the guest kernel"
 for h in h1 h2; do
   labctl ssh $h "insmod /mnt/vfwarp/modules/vfwarp_pf.ko && dmesg | grep 'vfwarp adapter' | tail -n1 | sed 's/^\[[^]]*\] /[$h] /'"
   labctl ssh $h "lspci -k -d 1234:f0a0 | sed -n 's/^\t*Kernel driver in use: /[$h] driver in use: /p'"
 done
 
-step "4/7 IOMMU groups (VFIO-ready hosts)"
+step "4/8 IOMMU groups (VFIO-ready hosts)"
 for h in h1 h2; do echo "[$h] $(labctl ssh $h 'ls /sys/kernel/iommu_groups | wc -l') IOMMU groups, $(labctl ssh $h 'nproc') vCPU, $(labctl ssh $h "free -m | awk '/Mem:/ {print \$2}'") MiB"; done
 
-step "5/7 SR-IOV: 4 VFs per host, a VF setting, VF-to-VF ping across the wire"
+step "5/8 SR-IOV: 4 VFs per host, a VF setting, VF-to-VF ping across the wire"
 for h in h1 h2; do
   n=${h#h}
   labctl ssh $h "set -e
@@ -46,7 +46,7 @@ for h in h1 h2; do
 done
 labctl ssh h1 "ip netns exec t0 ping -c 3 -i 0.3 -W 2 10.77.0.21 | sed 's/^/[h1]   /' | tail -n 3"
 
-step "6/7 iWARP verbs between the VFs: rping and ib_write_bw -R (kernel bypass through the adapter)"
+step "6/8 iWARP verbs between the VFs: rping and ib_write_bw -R (kernel bypass through the adapter)"
 # the server on h2's VF0, the client on h1's VF0; the bytes move by the
 # adapter's DMA between the processes' memory and the wire
 labctl ssh h2 "ip netns exec t0 setsid timeout 120 rping -s -a 10.77.0.21 -C 5 -v >/tmp/rping-s.log 2>&1 </dev/null &"
@@ -57,14 +57,14 @@ labctl ssh h2 "ip netns exec t0 setsid timeout 120 ib_write_bw -R -F -s 65536 -n
 sleep 2
 labctl ssh h1 "ip netns exec t0 timeout 120 ib_write_bw -R -F -s 65536 -n 200 10.77.0.21 | grep -E 'Device|Transport|#bytes|^ 65536' | sed 's/^/[h1]   /'"
 
-step "7/7 What is not built yet"
+step "7/8 What is not built yet"
 missing=0
 have_vfs=$(labctl ssh h1 "cat /sys/bus/pci/devices/*/sriov_totalvfs 2>/dev/null | head -n1" || true)
 note() { echo "  - $*"; missing=$((missing + 1)); }
 [ -n "$have_vfs" ] || note "SR-IOV virtual functions on the adapter (adapter skeleton issue)"
 [ -f "$VFW_TOP/vf-driver/kernel/Kbuild" ] || note "VF driver vfwarp_vf.ko"
 grep -qs ib_register_device "$VFW_TOP"/vf-driver/kernel/*.c || note "iWARP verbs in the VF driver (ib_device, iw_cm)"
-[ -f "$VFW_TOP/lab/tenant/domain.xml" ] || note "VFs in nested tenant VMs (virsh attach-device, VF pools)"
+[ -f "$VFW_TOP/lab/vfwarp_lab/tenants.py" ] || note "VFs in nested tenant VMs (virsh attach-device, VF pools)"
 grep -qs devlink_register "$VFW_TOP"/pf-driver/kernel/*.c || note "switchdev: representors, tc flower offload, devlink rate, dcb"
 grep -qs VFW_REG_PF_MBX_DOORBELL "$VFW_TOP"/pf-driver/kernel/*.c || note "VF-to-PF mailbox (a VF asks, the PF decides)"
 [ -d "$VFW_TOP/vf-driver/rdma-core" ] || note "rdma-core provider (kernel-bypass data path)"

@@ -16,7 +16,9 @@ for control only; the tenants' data goes through their VFs.
 The XML renderers are plain functions so the PF manager (issue 19) and the
 Ansible collection can reuse them.
 """
+import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -33,6 +35,18 @@ MGMT_PREFIX = "10.200.0"
 IMAGE_DIR = "/var/lib/libvirt/images/vfwarp-tenant"
 SHARE = "/mnt/vfwarp/tenant"
 VIRSH = "virsh -q -c qemu:///system"
+# Kernel arguments of a tenant. Under nested TCG every instruction counts:
+#  quiet                 each console character is an emulated UART access
+#  tsc=reliable          no clocksource watchdog, no fallback to the HPET,
+#  no_timer_check          whose every read is an MMIO exit two levels down
+#  cryptomgr.notests     no self-test of each crypto algorithm at boot
+#  init_on_alloc=0       no zeroing of every kernel allocation
+#  mitigations=off       no speculation barriers on each kernel entry/exit
+BOOT_ARGS = ("console=ttyS0 quiet tsc=reliable no_timer_check cryptomgr.notests "
+             "init_on_alloc=0 mitigations=off")
+# ssh's own failures to reach a tenant, as opposed to a command's exit 255
+SSH_SETUP_FAILED = re.compile(r"banner exchange|Connection (timed out|closed|refused|reset)|"
+                              r"mux_client|control master|kex_exchange")
 # Spare PCIe root ports in every tenant: q35 hot-plugs one device per port.
 HOTPLUG_PORTS = 4
 
@@ -100,8 +114,7 @@ def domain_xml(name: str, mgmt_ip: str, devices: tuple = (), mem_mb: int = 512) 
     and `devices` (XML of VFs given at definition)."""
     ports = "".join(f"<controller type='pci' index='{i}' model='pcie-root-port'/>"
                     for i in range(1, HOTPLUG_PORTS + 1 + len(devices)))
-    cmdline = (f"console=ttyS0 quiet no_timer_check vfwarp.host={name} "
-               f"vfwarp.mgmt={mgmt_ip}/24")
+    cmdline = f"{BOOT_ARGS} vfwarp.host={name} vfwarp.mgmt={mgmt_ip}/24"
     return f"""<domain type='qemu'>
   <name>{escape(name)}</name>
   <memory unit='MiB'>{int(mem_mb)}</memory>
@@ -138,7 +151,18 @@ class Tenants:
     def __init__(self, lab, progress=None):
         self.lab = lab
         self.progress = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        self.where = {}     # tenant name -> (host, address)
+        # tenant name -> (host, address), kept in the lab's state directory
+        # so separate labctl calls find the tenants
+        self._file = lab.state / "tenants.json"
+        self.where = ({k: tuple(v) for k, v in json.loads(self._file.read_text()).items()}
+                      if self._file.exists() else {})
+
+    def _remember(self, name: str, host: str = None, addr: str = None):
+        if host is None:
+            self.where.pop(name, None)
+        else:
+            self.where[name] = (host, addr)
+        self._file.write_text(json.dumps(self.where, indent=1))
 
     # host side
     def prepare_host(self, host: str):
@@ -177,12 +201,12 @@ fi
 
     def adopt(self, host: str, name: str, slot: int):
         """Reach a tenant that is already running (started by an earlier run)."""
-        self.where[name] = (host, mgmt_address(self.lab.host(host).index, slot))
+        self._remember(name, host, mgmt_address(self.lab.host(host).index, slot))
 
     def define(self, host: str, name: str, slot: int, devices: tuple = (), mem_mb: int = 512):
         addr = mgmt_address(self.lab.host(host).index, slot)
         self.virsh(host, "define {xml}", stdin_xml=domain_xml(name, addr, devices, mem_mb))
-        self.where[name] = (host, addr)
+        self._remember(name, host, addr)
         return addr
 
     def start(self, host: str, name: str, slot: int, devices: tuple = (), mem_mb: int = 512,
@@ -254,7 +278,7 @@ fi
         self.virsh(host, f"destroy {name}", check=False)
         if undefine:
             self.virsh(host, f"undefine {name}", check=False)
-            self.where.pop(name, None)
+            self._remember(name)
 
     def start_many(self, specs, mem_mb: int = 512, timeout: float = 900.0) -> dict:
         """Start tenants [(host, name, slot), ...] together (their boots
@@ -297,24 +321,33 @@ fi
                 "-o", "ControlPersist=900", "-o", "ServerAliveInterval=15",
                 "-o", "ServerAliveCountMax=4",
                 "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", "-o", "LogLevel=ERROR",
+                "-o", "BatchMode=yes", "-o", "ConnectTimeout=90", "-o", "LogLevel=ERROR",
                 f"root@{addr}", command]
 
     def ssh(self, name: str, command: str, timeout: float = 300,
             check: bool = True) -> subprocess.CompletedProcess:
-        # A session of its own: on a timeout the ProxyCommand ssh dies with
-        # it (it would hold the output pipes open and hang the wait).
-        p = subprocess.Popen(self.ssh_argv(name, command), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                             start_new_session=True)
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
-            if check:
-                raise LabError(f"{name}: '{command}' timed out after {timeout}s") from None
-            return subprocess.CompletedProcess(command, 124, "", "timeout")
+        end = time.monotonic() + timeout
+        for attempt in range(3):
+            # A session of its own: on a timeout the ProxyCommand ssh dies
+            # with it (it would hold the output pipes open, hanging the wait).
+            p = subprocess.Popen(self.ssh_argv(name, command), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                 start_new_session=True)
+            try:
+                out, err = p.communicate(timeout=max(1.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+                if check:
+                    raise LabError(f"{name}: '{command}' timed out after {timeout}s") from None
+                return subprocess.CompletedProcess(command, 124, "", "timeout")
+            # ssh itself failed before the command ran (a busy tenant is slow
+            # to answer): try again while there is time
+            if p.returncode == 255 and SSH_SETUP_FAILED.search(err) and \
+                    time.monotonic() < end - 30:
+                self.close_ssh(name)
+                continue
+            break
         r = subprocess.CompletedProcess(command, p.returncode, out, err)
         if check and r.returncode != 0:
             raise LabError(f"{name}: '{command}' exited {r.returncode}: "
