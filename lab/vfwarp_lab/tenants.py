@@ -244,14 +244,31 @@ fi
         if r.returncode != 0:
             return []
         devices = ET.fromstring(r.stdout).find("devices")
-        return [ET.tostring(e, encoding="unicode") for e in devices
-                if e.tag == "hostdev" or (e.tag == "interface" and e.get("type") == "hostdev")]
+        vfs = []
+        for e in devices:
+            pool = (e.tag == "interface" and e.get("type") == "network" and
+                    e.find("source") is not None and e.find("source").get("network") != MGMT_NET)
+            if e.tag == "hostdev" or (e.tag == "interface" and e.get("type") == "hostdev") or pool:
+                vfs.append(ET.tostring(e, encoding="unicode"))
+        return vfs
 
     @staticmethod
     def _source(xml: str) -> str:
-        a = ET.fromstring(xml).find("source/address")
-        return "" if a is None else ":".join(a.get(k, "") for k in ("domain", "bus", "slot",
-                                                                      "function"))
+        """What identifies an attached VF: its PCI address, or for a pool
+        interface its MAC."""
+        e = ET.fromstring(xml)
+        a = e.find("source/address")
+        if a is not None:
+            return ":".join(a.get(k, "") for k in ("domain", "bus", "slot", "function"))
+        m = e.find("mac")
+        return "" if m is None else m.get("address", "")
+
+    def ensure_pool_network(self, host: str, name: str, pf_netdev: str):
+        """The VF pool network of a PF, defined and active (idempotent)."""
+        if self.virsh(host, f"net-info {name}", check=False).returncode != 0:
+            self.virsh(host, "net-define {xml}", stdin_xml=pool_network_xml(name, pf_netdev))
+        if not re.search(r"^Active:\s+yes", self.virsh(host, f"net-info {name}").stdout, re.M):
+            self.virsh(host, f"net-start {name}")
 
     def detach(self, host: str, name: str, xml: str, wait: float = 180.0) -> float:
         """`virsh detach-device --live` and wait until the tenant has let the
@@ -285,6 +302,7 @@ fi
         overlap) and wait for each; returns {name: seconds to a shell}."""
         t0 = time.monotonic()
         for host, name, slot in specs:
+            self.destroy(host, name)        # a leftover of an interrupted run
             self.define(host, name, slot, (), mem_mb)
             self.virsh(host, f"start {name}")
         return {name: self.wait_ssh(name, timeout, t0) for _, name, _ in specs}

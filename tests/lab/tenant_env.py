@@ -80,18 +80,17 @@ def tenant_lab(lab, hosts=("h1", "h2")):
     ten = Tenants(lab)
     reuse = bool(os.environ.get("VFWARP_LAB_REUSE"))
     names = [(h, f"t{h[1:]}", 0) for h in hosts]
-    running = reuse and all(
-        ten.virsh(h, f"domstate {t}", check=False).stdout.strip() == "running"
-        for h, t, _ in names)
     try:
         info = {h: setup_host(lab, h) for h in hosts}
-        for h in hosts:
+        boot = []
+        for h, t, slot in names:
             ten.prepare_host(h)
-        if running:
-            for h, t, slot in names:
+            if reuse and ten.virsh(h, f"domstate {t}", check=False).stdout.strip() == "running":
                 ten.adopt(h, t, slot)
-        else:
-            ten.start_many(names)
+                ten.detach_vfs(h, t)     # what an earlier run left attached
+            else:
+                boot.append((h, t, slot))
+        ten.start_many(boot)
         yield ten, info
     finally:
         ten.close()
