@@ -12,7 +12,7 @@ PYTEST  := $(PYTHON) tools/run-pytest
 CORES   := vswitch adapter
 FUZZ_SMOKE_RUNS ?= 2000
 
-.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider siw tools tenant clean clean-cache
+.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider siw tools tenant provisioning-check clean clean-cache
 
 all: check
 
@@ -27,8 +27,16 @@ check: deps pydeps
 	  if [ -f $$c/Makefile ]; then echo "==> make -C $$c test"; $(MAKE) -s -C $$c test; fi; done
 	@echo "==> launcher and wire unit tests"; $(PYTEST) -q tests/unit
 	@echo "==> PF manager (vfwarpctl) unit tests"; $(PYTEST) -q pf-driver/manager/tests
+	@$(MAKE) -s provisioning-check
 	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/*/*.py tools/run-pytest pf-driver/manager/vfwarp_manager/*.py pf-driver/manager/tests/*.py pf-driver/manager/vfwarpctl
-	@bash -n lab/*.sh lab/tenant/init tools/install-deps .ci/run
+	@bash -n lab/*.sh lab/tenant/init tools/install-deps .ci/run provisioning/*.sh
+
+# The Ansible collection (provisioning/): lint (production profile), ansible-test
+# sanity, the policy module's logic and the lab inventory, natively.
+provisioning-check: pydeps
+	@echo "==> ansible-lint --profile production"; cd provisioning && PATH="$$(./install-ansible.sh | tail -n1):$$PATH" ansible-lint --profile production
+	@echo "==> ansible-test sanity"; provisioning/sanity.sh
+	@echo "==> provisioning: module logic, lab inventory"; $(PYTEST) -q tests/provisioning
 
 # ---- lab tier --------------------------------------------------------------
 qemu: deps
