@@ -64,8 +64,9 @@ labctl tenant up h2 t2 & p2=$!
 wait $p1; wait $p2
 for h in h1 h2; do
   n=${h#h}
-  labctl tenant attach $h t$n 2 --mac 52:54:00:aa:0$n:03 --vlan 100
   pf=$(labctl ssh $h "ls /sys/bus/pci/devices/\$(lspci -D -n -d 1234:f0a0 | awk 'NR==1{print \$1}')/net")
+  labctl ssh $h "ip link set $pf up"     # libvirt programs VFs only through a PF that is up
+  labctl tenant attach $h t$n 2 --mac 52:54:00:aa:0$n:03 --vlan 100
   labctl ssh $h "ip link show $pf | grep -E '^ +vf 2 ' | sed 's/^ */[$h] host sees: /'"
   labctl tenant ssh t$n "set -e
     for i in \$(seq 60); do for d in /sys/class/net/*; do
