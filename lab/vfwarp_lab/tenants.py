@@ -44,6 +44,9 @@ VIRSH = "virsh -q -c qemu:///system"
 #  mitigations=off       no speculation barriers on each kernel entry/exit
 BOOT_ARGS = ("console=ttyS0 quiet tsc=reliable no_timer_check cryptomgr.notests "
              "init_on_alloc=0 mitigations=off")
+# A tenant boot takes 3-4 minutes on a quiet machine and was seen at 11 with
+# a second lab sharing the cores: allow that with room to spare.
+BOOT_TIMEOUT = 1200.0
 # ssh's own failures to reach a tenant, as opposed to a command's exit 255
 SSH_SETUP_FAILED = re.compile(r"banner exchange|Connection (timed out|closed|refused|reset)|"
                               r"mux_client|control master|kex_exchange")
@@ -210,7 +213,7 @@ fi
         return addr
 
     def start(self, host: str, name: str, slot: int, devices: tuple = (), mem_mb: int = 512,
-              timeout: float = 600.0) -> float:
+              timeout: float = BOOT_TIMEOUT) -> float:
         """Define and start a tenant, wait until it answers ssh; returns the
         seconds from `virsh start` to a shell, printing progress meanwhile."""
         self.define(host, name, slot, devices, mem_mb)
@@ -218,7 +221,7 @@ fi
         self.virsh(host, f"start {name}")
         return self.wait_ssh(name, timeout, t0)
 
-    def wait_ssh(self, name: str, timeout: float = 600.0, t0: float = None) -> float:
+    def wait_ssh(self, name: str, timeout: float = BOOT_TIMEOUT, t0: float = None) -> float:
         t0 = t0 if t0 is not None else time.monotonic()
         host, _ = self.where[name]
         next_note = 30
@@ -297,7 +300,7 @@ fi
             self.virsh(host, f"undefine {name}", check=False)
             self._remember(name)
 
-    def start_many(self, specs, mem_mb: int = 512, timeout: float = 900.0) -> dict:
+    def start_many(self, specs, mem_mb: int = 512, timeout: float = BOOT_TIMEOUT) -> dict:
         """Start tenants [(host, name, slot), ...] together (their boots
         overlap) and wait for each; returns {name: seconds to a shell}."""
         t0 = time.monotonic()
