@@ -16,6 +16,7 @@ for control only; the tenants' data goes through their VFs.
 The XML renderers are plain functions so the PF manager (issue 19) and the
 Ansible collection can reuse them.
 """
+import fcntl
 import json
 import os
 import re
@@ -157,15 +158,25 @@ class Tenants:
         # tenant name -> (host, address), kept in the lab's state directory
         # so separate labctl calls find the tenants
         self._file = lab.state / "tenants.json"
-        self.where = ({k: tuple(v) for k, v in json.loads(self._file.read_text()).items()}
-                      if self._file.exists() else {})
+        self.where = self._load()
+
+    def _load(self) -> dict:
+        if not self._file.exists():
+            return {}
+        return {k: tuple(v) for k, v in json.loads(self._file.read_text() or "{}").items()}
 
     def _remember(self, name: str, host: str = None, addr: str = None):
-        if host is None:
-            self.where.pop(name, None)
-        else:
-            self.where[name] = (host, addr)
-        self._file.write_text(json.dumps(self.where, indent=1))
+        """Record (or with host None, forget) a tenant. Several labctl calls
+        may run at once (`make demo` starts a tenant per host in parallel):
+        read, change and write the file under a lock, so none is lost."""
+        with open(self._file.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self.where = self._load()
+            if host is None:
+                self.where.pop(name, None)
+            else:
+                self.where[name] = (host, addr)
+            self._file.write_text(json.dumps(self.where, indent=1))
 
     # host side
     def prepare_host(self, host: str):
