@@ -25,6 +25,8 @@ int vfw_cq_create(struct vfw_engine *e, uint32_t depth, uint32_t *cq_id)
         c->ring = calloc(depth, sizeof(*c->ring));
         if (!c->ring)
             return -ENOMEM;
+        if (i > e->cq_hi)
+            e->cq_hi = i;
         c->used = true;
         c->depth = depth;
         c->head = c->count = c->refs = 0;

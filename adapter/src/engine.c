@@ -109,24 +109,31 @@ void vfw_engine_free(struct vfw_engine *e)
     if (!e)
         return;
     if (e->cep) {
-        for (uint32_t i = 1; i <= e->max_cep; i++) {
-            struct vfw_cep *c = &e->cep[i];
+        for (uint32_t i = 1; i <= e->cep_hi; i++) {
+            struct vfw_cep *c = e->cep[i];
+            if (!c)
+                continue;
             if (c->state != CEP_FREE && c->conn && c->llp)
                 c->llp->abort(c->conn);
             free(c->rxbuf);
+            free(c);
         }
     }
     if (e->qp) {
-        for (uint32_t i = 1; i <= e->max_qp; i++) {
-            free(e->qp[i].sq);
-            free(e->qp[i].rq);
-            free(e->qp[i].txbuf);
+        for (uint32_t i = 1; i <= e->qp_hi; i++) {
+            struct vfw_qp *q = e->qp[i];
+            if (!q)
+                continue;
+            free(q->sq);
+            free(q->rq);
+            free(q->txbuf);
+            free(q);
         }
     }
     if (e->mr && e->pd)
         vfw_mr_free_all(e);
     if (e->cq)
-        for (uint32_t i = 1; i <= e->max_cq; i++)
+        for (uint32_t i = 1; i <= e->cq_hi; i++)
             free(e->cq[i].ring);
     free(e->pd);
     free(e->mr);
@@ -138,16 +145,17 @@ void vfw_engine_free(struct vfw_engine *e)
 
 struct vfw_qp *vfw_qp_get(struct vfw_engine *e, uint32_t id)
 {
-    if (!e || id < 1 || id > e->max_qp || !e->qp[id].used)
+    if (!e || id < 1 || id > e->max_qp || !e->qp[id] || !e->qp[id]->used)
         return NULL;
-    return &e->qp[id];
+    return e->qp[id];
 }
 
 struct vfw_cep *vfw_cep_get(struct vfw_engine *e, uint32_t id)
 {
-    if (!e || id < 1 || id > e->max_cep || e->cep[id].state == CEP_FREE)
+    if (!e || id < 1 || id > e->max_cep || !e->cep[id] ||
+        e->cep[id]->state == CEP_FREE)
         return NULL;
-    return &e->cep[id];
+    return e->cep[id];
 }
 
 void vfw_cm_emit(struct vfw_engine *e, enum vfw_cm_event_type t, uint32_t cep,
@@ -182,9 +190,17 @@ int vfw_cep_create(struct vfw_engine *e, const struct vfw_llp_ops *llp,
         !llp->abort)
         return -EINVAL;
     for (uint32_t i = 1; i <= e->max_cep; i++) {
-        struct vfw_cep *c = &e->cep[i];
-        if (c->state != CEP_FREE)
+        struct vfw_cep *c = e->cep[i];
+        if (c && c->state != CEP_FREE)
             continue;
+        if (!c) {
+            c = calloc(1, sizeof(*c));
+            if (!c)
+                return -ENOMEM;
+            e->cep[i] = c;
+        }
+        if (i > e->cep_hi)
+            e->cep_hi = i;
         uint8_t *rxbuf = c->rxbuf;
         memset(c, 0, sizeof(*c));
         c->rxbuf = rxbuf;
@@ -263,13 +279,13 @@ void vfw_llp_closed(struct vfw_engine *e, uint32_t cep_id, int err)
     }
 }
 
-/* Release QPs whose initiator settle time is over (bounded by max_qp). */
+/* Release QPs whose initiator settle time is over (bounded by qp_hi). */
 static void release_held(struct vfw_engine *e, uint64_t now)
 {
     uint32_t still = 0;
-    for (uint32_t i = 1; i <= e->max_qp && e->held; i++) {
-        struct vfw_qp *qp = &e->qp[i];
-        if (!qp->tx_hold_until)
+    for (uint32_t i = 1; i <= e->qp_hi && e->held; i++) {
+        struct vfw_qp *qp = e->qp[i];
+        if (!qp || !qp->tx_hold_until)
             continue;
         if (now < qp->tx_hold_until) {
             still++;
@@ -286,8 +302,10 @@ void vfw_engine_poll(struct vfw_engine *e)
     if (!e)
         return;
     uint64_t now = e->ops.now_ns(e->ops.opaque);
-    for (uint32_t i = 1; i <= e->max_cep; i++) {
-        struct vfw_cep *c = &e->cep[i];
+    for (uint32_t i = 1; i <= e->cep_hi; i++) {
+        struct vfw_cep *c = e->cep[i];
+        if (!c)
+            continue;
         bool handshaking = c->state == CEP_REQ_WAIT ||
                            c->state == CEP_REP_WAIT ||
                            c->state == CEP_REQ_RCVD;
@@ -310,9 +328,10 @@ uint64_t vfw_engine_next_ns(struct vfw_engine *e)
     uint64_t next = UINT64_MAX;
     if (!e || !e->held)
         return next;
-    for (uint32_t i = 1; i <= e->max_qp; i++)
-        if (e->qp[i].tx_hold_until && e->qp[i].tx_hold_until < next)
-            next = e->qp[i].tx_hold_until;
+    for (uint32_t i = 1; i <= e->qp_hi; i++)
+        if (e->qp[i] && e->qp[i]->tx_hold_until &&
+            e->qp[i]->tx_hold_until < next)
+            next = e->qp[i]->tx_hold_until;
     return next;
 }
 

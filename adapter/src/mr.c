@@ -22,6 +22,8 @@ int vfw_pd_alloc(struct vfw_engine *e, uint32_t *pd_id)
         return -EINVAL;
     for (uint32_t i = 1; i <= e->max_pd; i++) {
         if (!e->pd[i].used) {
+            if (i > e->pd_hi)
+                e->pd_hi = i;
             e->pd[i].used = true;
             e->pd[i].refs = 0;
             *pd_id = i;
@@ -78,6 +80,8 @@ static struct vfw_mr *mr_slot(struct vfw_engine *e, uint32_t *idx)
         m->key = (uint8_t)(m->key + 1);
         if (m->key == 0)
             m->key = 1;
+        if (i > e->mr_hi)
+            e->mr_hi = i;
         *idx = i;
         return m;
     }
@@ -180,7 +184,7 @@ int vfw_mr_dereg(struct vfw_engine *e, uint32_t stag)
 
 void vfw_mr_free_all(struct vfw_engine *e)
 {
-    for (uint32_t i = 1; i <= e->max_mr; i++)
+    for (uint32_t i = 1; i <= e->mr_hi; i++)
         if (e->mr[i].used)
             mr_release(e, &e->mr[i]);
 }

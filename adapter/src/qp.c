@@ -32,9 +32,17 @@ int vfw_qp_create(struct vfw_engine *e, const struct vfw_qp_attr *a,
         a->max_sge < 1 || a->max_sge > VFW_MAX_SGE)
         return -EINVAL;
     for (uint32_t i = 1; i <= e->max_qp; i++) {
-        struct vfw_qp *q = &e->qp[i];
-        if (q->used)
+        struct vfw_qp *q = e->qp[i];
+        if (q && q->used)
             continue;
+        if (!q) {
+            q = calloc(1, sizeof(*q));
+            if (!q)
+                return -ENOMEM;
+            e->qp[i] = q;
+        }
+        if (i > e->qp_hi)
+            e->qp_hi = i;
         free(q->sq);
         free(q->rq);
         free(q->txbuf);

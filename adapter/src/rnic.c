@@ -148,10 +148,6 @@ static struct rnic_fn *fn_new(struct vfw_rnic *r, unsigned fn)
     fs->ecep_map = calloc(fs->ecep_max + 1, sizeof(*fs->ecep_map));
     if (!fs->mr_pages || !fs->cq || !fs->qp || !fs->conn || !fs->ecep_map)
         goto fail;
-    for (uint32_t i = 0; i <= VFW_RDMA_HW_CONN; i++) {
-        fs->conn[i].fs = fs;
-        fs->conn[i].id = i;
-    }
     struct vfw_engine_ops eo = {
         .opaque = fs, .dma_read = e_dma_read, .dma_write = e_dma_write,
         .cq_notify = e_cq_notify, .cm_event = rnic_cm_event, .now_ns = e_now,

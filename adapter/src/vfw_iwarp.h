@@ -215,6 +215,14 @@ struct vfw_engine {
     struct vfw_engine_ops ops;
     uint16_t func_id;
     uint32_t max_pd, max_mr, max_cq, max_qp, max_cep;
+    /* Highest slot ever taken per table (they only grow; a slot is taken
+     * lowest-free-first, so every used one is at or below). Scans and the
+     * teardown stop there instead of at the table size: a VF's tables are
+     * sized to its quota (64 QPs of 7.7 KB, 128 CEPs of 1.1 KB), and
+     * walking them whole touched ~650 KB per function on every teardown
+     * and 145 KB of CEPs on every poll (perf of fuzz_rnic_cmd: 23% of an
+     * execution in vfw_engine_free). */
+    uint32_t pd_hi, mr_hi, cq_hi, qp_hi, cep_hi;
     uint32_t max_mr_pages, mr_pages;   /* page-list entries: bound, in use */
     uint64_t initiator_settle_ns;
     uint32_t held;          /* QPs with tx_hold_until set (an upper bound:
@@ -222,8 +230,12 @@ struct vfw_engine {
     struct vfw_pd *pd;      /* index 0 unused */
     struct vfw_mr *mr;
     struct vfw_cq *cq;
-    struct vfw_qp *qp;
-    struct vfw_cep *cep;
+    /* QPs and CEPs by id: pointers, each allocated when its slot is first
+     * taken and kept for reuse. A QP is 7.7 KB and a CEP 1.1 KB; as flat
+     * tables a PF (1024 of each) cost 9 MB and a VF 650 KB as soon as the
+     * function was touched, used or not. */
+    struct vfw_qp **qp;
+    struct vfw_cep **cep;
     struct vfw_engine_stats st;
     int in_callback;
 };
