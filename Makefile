@@ -62,7 +62,7 @@ tenant: modules provider
 	@lab/build-tenant.sh
 
 lab-test: qemu modules provider siw tools tenant pydeps
-	@$(PYTEST) tests/lab
+	@$(PYTEST) --durations=25 tests/lab
 
 # Interop of the adapter's TCP and iWARP engine with Linux over a TAP device
 # in a private network namespace (root; traffic never leaves the namespace).

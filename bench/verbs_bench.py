@@ -180,8 +180,7 @@ def main():
     try:
         lab.up(2, virtio_wire=True)
         for h in vt.HOSTS:
-            lab.ssh(h, vt.SETUP % {"h": int(h[1:]), "pf": vt.PF_ID, "mods": vt.MODS, "n": 1},
-                    timeout=300)
+            vt.setup_host(lab, h, n=1)
             lab.ssh(h, VIO_SETUP % {"ip": VIO[h]}, timeout=120)
         total = len(sizes) * len(modes) * 4
         n = 0

@@ -56,8 +56,7 @@ def main():
     try:
         lab.up(2, virtio_wire=True)
         for h in vt.HOSTS:
-            lab.ssh(h, vt.SETUP % {"h": int(h[1:]), "pf": vt.PF_ID, "mods": vt.MODS, "n": 1},
-                    timeout=300)
+            vt.setup_host(lab, h, n=1)
             lab.ssh(h, VIO_SETUP % {"n": int(h[1:])})
         for _ in range(a.reps):
             res["vf"].append(iperf(lab, "vf0", vt.addr("h2", 0), a.secs))

@@ -75,12 +75,12 @@ def unload_all(lab, hosts):
         assert "vfwarp_pf" not in mods and "vfwarp_vf" not in mods
 
 
-def setup_host(lab, host, vf_args=""):
-    """vfwarp_pf + vfwarp_vf (module arguments vf_args) on `host`, NVF VFs,
+def setup_host(lab, host, vf_args="", n=NVF):
+    """vfwarp_pf + vfwarp_vf (module arguments vf_args) on `host`, n VFs,
     each VF netdev in its namespace with its address, links up."""
-    out = lab.ssh(host, SETUP % {"h": int(host[1:]), "pf": PF_ID, "mods": MODS, "n": NVF,
+    out = lab.ssh(host, SETUP % {"h": int(host[1:]), "pf": PF_ID, "mods": MODS, "n": n,
                                  "vf_args": vf_args}, timeout=300).stdout
-    assert out.count("LOWER_UP") == NVF, f"{host}: VF links not up:\n{out}"
+    assert out.count("LOWER_UP") == n, f"{host}: VF links not up:\n{out}"
 
 
 @contextlib.contextmanager
