@@ -21,7 +21,14 @@
 #include "vfw_dataplane.h"
 #include "vswitch.h"
 
-#define MBIT_BYTES 125000ull    /* 1 Mbit/s in devlink's bytes/s */
+/* The hardware interface states the scheduler's limits. */
+_Static_assert(VFW_QOS_LINE_MIN == VSW_QOS_MIN_RATE, "line min");
+_Static_assert(VFW_QOS_LINE_MAX == VSW_QOS_MAX_RATE, "line max");
+_Static_assert(VFW_QOS_MAX_NODES == VSW_QOS_MAX_NODES, "nodes");
+_Static_assert(VFW_QOS_MAX_DEPTH == VSW_QOS_MAX_DEPTH, "depth");
+_Static_assert(VFW_QOS_MAX_PRIO == VSW_QOS_MAX_PRIO, "prio");
+_Static_assert(VFW_QOS_MAX_WEIGHT == VSW_QOS_MAX_WEIGHT, "weight");
+_Static_assert(VFW_QOS_NUM_TC == VSW_NUM_TC, "classes");
 
 bool admin_qos_opcode(uint16_t op)
 {
