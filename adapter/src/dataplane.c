@@ -363,6 +363,28 @@ void vfw_dp_dcb_default(struct vfw_dp_dcb *b)
     }
 }
 
+/* The classification of the PF's and VFs' ports, nothing else of them
+ * (a DCB change does not touch the FDB). */
+static int apply_port_classes(struct vfw_dp *dp)
+{
+    for (unsigned fn = 0; fn < fn_count(dp); fn++) {
+        unsigned port = fn == VFW_DP_FN_PF ? VSW_PORT_PF : VSW_PORT_VF(fn - 1);
+        const struct vfw_dp_vf_cfg *c = fn ? &dp->cfg[fn - 1] : NULL;
+        vsw_port_cfg pc;
+        int rc;
+
+        if (vsw_port_get(dp->sw, port, &pc)) {
+            return -EINVAL;
+        }
+        apply_classes(dp, &pc, c && (c->vlan || c->qos) ? c->qos : -1);
+        rc = vsw_port_set(dp->sw, port, &pc, NULL);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
 /* Reset: a fresh scheduler (default tree, classes, counters) at the
  * default line rate, default classification. On OOM the old scheduler
  * stays, emptied. */
@@ -441,11 +463,17 @@ int vfw_dp_set_dcb(struct vfw_dp *dp, const struct vfw_dp_dcb *b)
         }
     }
     old = dp->dcb;
+    if (old.trust == b->trust && old.default_prio == b->default_prio &&
+        old.default_set == b->default_set && old.dscp_mapped == b->dscp_mapped &&
+        !memcmp(old.prio_tc, b->prio_tc, sizeof(old.prio_tc)) &&
+        !memcmp(old.dscp_prio, b->dscp_prio, sizeof(old.dscp_prio))) {
+        return 0;       /* reprogramming every port costs ~50 us per VF */
+    }
     dp->dcb = *b;
-    rc = apply_ports(dp);
+    rc = apply_port_classes(dp);
     if (rc) {
         dp->dcb = old;
-        apply_ports(dp);
+        apply_port_classes(dp);
     }
     return rc;
 }
