@@ -1204,7 +1204,7 @@ void vfw_dp_reset(struct vfw_dp *dp)
         apply_vf(dp, vf);
         leaf_rates(dp, vf, &dp->cfg[vf]);   /* QoS hook */
     }
-    apply_ports(dp);
+    apply_port_classes(dp);             /* the PF's, back to the defaults */
     for (unsigned fn = 0; fn < fn_count(dp); fn++) {
         vfw_dp_reset_fn(dp, fn);
     }

@@ -839,6 +839,12 @@ static int t_reset(void)
     vfw_admin_set_num_vfs(&A, 2);
     snap(&now);
     CHECK(memcmp(fresh.d, now.d, sizeof(now.d)) == 0);
+    {   /* and the ports classify by the defaults again */
+        uint8_t f[128];
+        size_t n = pf_frame(f, 5, 0);
+
+        CHECK(class_of(f, n) == 5);
+    }
     /* the device property's line rate is the one a reset restores */
     CHECK(vfw_dp_set_line_default(DP, 0) == 0);
     CHECK(set_line(3000000ull) == 0);
@@ -848,9 +854,9 @@ static int t_reset(void)
     return 0;
 }
 
-/* Commands through the ring, as a driver submits them: a QoS command
- * between VF commands, each with its own status. */
-static int t_ring_mix(void)
+/* The descriptor comes back with DONE, ERR exactly on failure, the
+ * status, and the index field untouched by a failed NODE_ADD. */
+static int t_status_flags(void)
 {
     CHECK(up(true) == 0);
     cmd(VFW_AQ_OP_QOS_NODE_ADD, 0);
@@ -880,7 +886,7 @@ int main(int argc, char **argv)
         { "classify", t_classify },
         { "port_vlan_priority", t_port_vlan_priority },
         { "reset", t_reset },
-        { "ring_mix", t_ring_mix },
+        { "status_flags", t_status_flags },
     };
 
     return run_tests("admin_qos", tests, sizeof(tests) / sizeof(tests[0]), argc, argv,
