@@ -22,6 +22,8 @@
 #include "vfwarp/vfwarp_mbox.h"
 #include "vfw_func.h"
 
+struct vfw_dp;
+
 /*
  * Per-VF configuration, as set by the PF driver through the admin queue.
  * FOR THE DATA PATH (embedded switch): read it with vfw_admin_vf_cfg() and
@@ -85,6 +87,14 @@ struct vfw_admin_ops {
     int (*rdma_quota_get)(void *opaque, unsigned vf,
                           struct vfw_aq_rdma_quota *q,
                           struct vfw_aq_rdma_quota *used);
+    /* Optional (2.1): the data path whose uplink scheduler the QoS
+     * commands (0x02xx, admin_qos.c) configure and read: line rate, rate
+     * tree, classes, classification, counters. The data path holds all
+     * QoS state (the admin queue none), so vfw_dp_reset resets it. NULL,
+     * or a data path without a scheduler: those commands fail with
+     * UNSUPPORTED. With it SET_VF_RATE also sets the VF's leaf and fails
+     * with OVERSUB when the guarantees would not fit. */
+    struct vfw_dp *qos_dp;
 };
 
 struct vfw_admin {
@@ -105,7 +115,8 @@ struct vfw_admin {
 int vfw_admin_init(struct vfw_admin *a, const struct vfw_admin_ops *ops,
                    uint16_t total_vfs);
 
-/* PF reset: queue disabled, registers and every VF's config to defaults. */
+/* PF reset: queue disabled, registers and every VF's config to defaults.
+ * (QoS state lives in the data path: vfw_dp_reset.) */
 void vfw_admin_reset(struct vfw_admin *a);
 
 /* NumVFs as the PF's SR-IOV capability says now (clamped to total_vfs).

@@ -150,6 +150,40 @@ void vfw_dp_uplink_timer(struct vfw_dp *dp);
  * that finds no room is dropped). */
 bool vfw_dp_fn_tx_paused(const struct vfw_dp *dp, unsigned fn);
 
+/* QoS 2.1 (admin_qos.c): the line rate and the classification.
+ * Line rate in bits/s: 0 = none (frames to the uplink leave at once, the
+ * scheduler's configuration is kept; switching it off drops what is
+ * queued), else VSW_QOS_MIN_RATE..VSW_QOS_MAX_RATE; -ERANGE if the
+ * guarantees under the root exceed it, -EINVAL out of range, -EOPNOTSUPP
+ * without ops->uplink_timer. Default with ops->uplink_timer:
+ * VFW_DP_LINE_DEFAULT until vfw_dp_set_line_default() (the device
+ * property) says otherwise; vfw_dp_reset restores the default. */
+#define VFW_DP_LINE_DEFAULT 10000000000ull
+struct vsw_error;
+int vfw_dp_set_line_rate(struct vfw_dp *dp, uint64_t bps,
+                         struct vsw_error *err);
+uint64_t vfw_dp_line_rate(const struct vfw_dp *dp);
+int vfw_dp_set_line_default(struct vfw_dp *dp, uint64_t bps);
+
+/* Classification (dcb apptrust/app/ets prio_tc) of the PF's and VFs'
+ * frames. trust VFW_TRUST_*; a frame's priority: PCP of a tagged frame
+ * (trust pcp; a VF with a port VLAN: its priority), dscp_prio[DSCP] when
+ * bit DSCP of dscp_mapped is set (trust dscp), else default_prio; its
+ * class prio_tc[priority]. Default: trust pcp, default 0, nothing
+ * mapped, prio_tc identity. vfw_dp_reset restores it. */
+struct vfw_dp_dcb {
+    uint8_t trust;
+    uint8_t default_prio;
+    bool default_set;    /* an app entry set it (read back by the PF) */
+    uint8_t prio_tc[8];
+    uint64_t dscp_mapped;
+    uint8_t dscp_prio[64];
+};
+void vfw_dp_dcb_default(struct vfw_dp_dcb *b);
+/* -EINVAL on a value out of range; nothing changes on error. */
+int vfw_dp_set_dcb(struct vfw_dp *dp, const struct vfw_dp_dcb *b);
+void vfw_dp_get_dcb(const struct vfw_dp *dp, struct vfw_dp_dcb *b);
+
 /* Counters of function `fn` (VFW_STAT_*), 64-bit. */
 uint64_t vfw_dp_stat(const struct vfw_dp *dp, unsigned fn, unsigned stat);
 bool vfw_dp_link_up(const struct vfw_dp *dp, unsigned fn);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "vfw_admin.h"
+#include "admin_internal.h"
 
 #define D_OPCODE  offsetof(struct vfw_aq_desc, opcode)
 #define D_FLAGS   offsetof(struct vfw_aq_desc, flags)
@@ -18,47 +18,6 @@
 #define D_VF      offsetof(struct vfw_aq_desc, vf)
 #define D_U       offsetof(struct vfw_aq_desc, u)
 #define P(type, field) (D_U + offsetof(struct type, field))
-
-static uint16_t ld16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t ld32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static void st16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void st32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) {
-        p[i] = (uint8_t)(v >> (8 * i));
-    }
-}
-
-static void st64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) {
-        p[i] = (uint8_t)(v >> (8 * i));
-    }
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (p[i]) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static void vf_cfg_default(struct vfw_vf_cfg *c)
 {
@@ -100,9 +59,11 @@ void vfw_admin_set_num_vfs(struct vfw_admin *a, uint16_t num_vfs)
 {
     uint16_t n = num_vfs < a->total_vfs ? num_vfs : a->total_vfs;
 
-    /* VFs that went away forget their config (as a removed VF would). */
+    /* VFs that went away forget their config (as a removed VF would),
+     * their leaf in the rate tree too. */
     for (unsigned i = n; i < a->num_vfs && i < VFW_FUNC_MAX_VFS; i++) {
         vf_cfg_default(&a->vf[i]);
+        admin_qos_vf_gone(a, i);
     }
     a->num_vfs = n;
 }
@@ -183,7 +144,7 @@ static bool vf_cfg_differs(const struct vfw_vf_cfg *a,
 }
 
 /* Commit `n` into VF `vf`'s config; bumps gen only if something changed. */
-static void vf_commit(struct vfw_admin *a, uint16_t vf,
+void admin_vf_commit(struct vfw_admin *a, uint16_t vf,
                       const struct vfw_vf_cfg *n)
 {
     struct vfw_vf_cfg *c = &a->vf[vf];
@@ -271,9 +232,16 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
         uint32_t min = ld32(d + P(vfw_aq_vf_rate, min_mbps));
         uint32_t max = ld32(d + P(vfw_aq_vf_rate, max_mbps));
 
+        uint16_t st;
+
         if (min > VFW_UPLINK_SPEED_MBPS || max > VFW_UPLINK_SPEED_MBPS ||
             (max && min > max)) {
             return VFW_AQ_S_RANGE;
+        }
+        /* 2.1: the VF's leaf in the rate tree, refused if oversubscribed */
+        st = admin_qos_vf_rate(a, vf, min, max);
+        if (st != VFW_AQ_S_OK) {
+            return st;
         }
         n.min_rate = min;
         n.max_rate = max;
@@ -331,7 +299,7 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
     default:
         return VFW_AQ_S_BAD_OPCODE;
     }
-    vf_commit(a, vf, &n);
+    admin_vf_commit(a, vf, &n);
     return VFW_AQ_S_OK;
 }
 
@@ -459,6 +427,10 @@ uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
         st = exec_rdma(a, op, vf, d);
         break;
     default:
+        if (admin_qos_opcode(op)) {
+            st = admin_qos_exec(a, op, d);
+            break;
+        }
         st = VFW_AQ_S_BAD_OPCODE;
         break;
     }

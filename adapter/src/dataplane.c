@@ -25,6 +25,7 @@
 
 #include "vfw_dataplane.h"
 #include "vfw_uplink.h"
+#include "vfwarp/vfwarp_admin.h"
 #include "vswitch.h"
 
 #define LINK_STATE_AUTO    0
@@ -68,6 +69,9 @@ struct vfw_dp {
     uint8_t out[VFW_FRAME_MAX + 8];
     unsigned inject_depth;      /* vfw_dp_fn_inject nesting (bounded) */
     struct vfw_uplink *up;      /* QoS hook: NULL without ops->uplink_timer */
+    uint64_t line_bps;          /* QoS: 0 = no line rate (frames go at once) */
+    uint64_t line_default;      /* what a reset restores */
+    struct vfw_dp_dcb dcb;      /* QoS: priority of a frame, priority -> TC */
 };
 
 static void tx_kick(struct vfw_dp *dp, unsigned fn);
@@ -202,6 +206,31 @@ static int fdb_sync(struct vfw_dp *dp, unsigned vf, const uint8_t mac[6])
     return 0;
 }
 
+/* QoS: a port's classification from the DCB state: priority by the trust
+ * mode (a VF's port VLAN priority stands for the tag its untagged frames
+ * get), then class by prio_tc. */
+static void apply_classes(const struct vfw_dp *dp, vsw_port_cfg *pc,
+                          int port_prio)
+{
+    const struct vfw_dp_dcb *b = &dp->dcb;
+    unsigned def = b->default_prio & 7;
+
+    pc->qos_trust = b->trust == VFW_TRUST_DSCP ? VSW_TRUST_DSCP :
+                    b->trust == VFW_TRUST_PCP ? VSW_TRUST_PCP : VSW_TRUST_NONE;
+    if (b->trust == VFW_TRUST_PCP && port_prio >= 0) {
+        def = (unsigned)port_prio & 7;
+    }
+    pc->default_tc = b->prio_tc[def] & 7;
+    for (unsigned p = 0; p < 8; p++) {
+        pc->pcp_to_tc[p] = b->prio_tc[p] & 7;
+    }
+    for (unsigned d = 0; d < 64; d++) {
+        unsigned pr = (b->dscp_mapped >> d) & 1 ? b->dscp_prio[d] & 7 : def;
+
+        pc->dscp_to_tc[d] = b->prio_tc[pr] & 7;
+    }
+}
+
 static int apply_vf(struct vfw_dp *dp, unsigned vf)
 {
     const struct vfw_dp_vf_cfg *c = &dp->cfg[vf];
@@ -231,6 +260,7 @@ static int apply_vf(struct vfw_dp *dp, unsigned vf)
     pc.trust = c->trust && (c->rx_mode & VFW_RXM_PROMISC);
     pc.link_up = fn_link(dp, VFW_DP_FN_VF(vf));
     pc.learn = false;
+    apply_classes(dp, &pc, c->vlan || c->qos ? c->qos : -1);
     rc = vsw_port_set(dp->sw, VSW_PORT_VF(vf), &pc, NULL);
     if (rc) {
         return rc;
@@ -253,6 +283,7 @@ static int apply_ports(struct vfw_dp *dp)
     vsw_port_cfg_default(&pc);
     memcpy(pc.mac, dp->pf_mac, 6);
     pc.link_up = true;
+    apply_classes(dp, &pc, -1);
     rc = vsw_port_set(dp->sw, VSW_PORT_PF, &pc, NULL);
     if (rc) {
         return rc;
@@ -321,6 +352,137 @@ bool vfw_dp_fn_tx_paused(const struct vfw_dp *dp, unsigned fn)
     return dp && fn < fn_count(dp) && vfw_uplink_paused(dp->up, fn);
 }
 
+/* --- QoS: line rate and classification (admin commands, 2.1) ----------- */
+
+void vfw_dp_dcb_default(struct vfw_dp_dcb *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->trust = VFW_TRUST_PCP;
+    for (unsigned p = 0; p < 8; p++) {
+        b->prio_tc[p] = (uint8_t)p;
+    }
+}
+
+/* The classification of the PF's and VFs' ports, nothing else of them
+ * (a DCB change does not touch the FDB). */
+static int apply_port_classes(struct vfw_dp *dp)
+{
+    for (unsigned fn = 0; fn < fn_count(dp); fn++) {
+        unsigned port = fn == VFW_DP_FN_PF ? VSW_PORT_PF : VSW_PORT_VF(fn - 1);
+        const struct vfw_dp_vf_cfg *c = fn ? &dp->cfg[fn - 1] : NULL;
+        vsw_port_cfg pc;
+        int rc;
+
+        if (vsw_port_get(dp->sw, port, &pc)) {
+            return -EINVAL;
+        }
+        apply_classes(dp, &pc, c && (c->vlan || c->qos) ? c->qos : -1);
+        rc = vsw_port_set(dp->sw, port, &pc, NULL);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Reset: a fresh scheduler (default tree, classes, counters) at the
+ * default line rate, default classification. On OOM the old scheduler
+ * stays, emptied. */
+static void qos_reset(struct vfw_dp *dp)
+{
+    struct vfw_uplink *n;
+
+    vfw_dp_dcb_default(&dp->dcb);
+    if (!dp->up) {
+        return;
+    }
+    n = vfw_uplink_create(&uplink_ops, dp, fn_count(dp));
+    if (n) {
+        vfw_uplink_destroy(dp->up);
+        dp->up = n;
+    }
+    dp->line_bps = 0;
+    vfw_dp_set_line_rate(dp, dp->line_default, NULL);
+}
+
+int vfw_dp_set_line_rate(struct vfw_dp *dp, uint64_t bps, struct vsw_error *err)
+{
+    vsw_qos *q = dp ? vfw_uplink_qos(dp->up) : NULL;
+    uint64_t cur;
+    uint32_t overhead;
+    int rc;
+
+    if (!q) {
+        return -EOPNOTSUPP;
+    }
+    vsw_qos_get_line(q, &cur, &overhead);
+    /* Without a line rate the scheduler keeps the configuration against
+     * the largest rate it knows, so guarantees are checked once a real
+     * rate is set. */
+    rc = vsw_qos_set_line(q, bps ? bps : VSW_QOS_MAX_RATE, overhead, err);
+    if (rc) {
+        return rc;
+    }
+    if (!bps && dp->line_bps) {
+        vfw_uplink_flush(dp->up);   /* nothing waits for a wire that is gone */
+    }
+    dp->line_bps = bps;
+    return 0;
+}
+
+uint64_t vfw_dp_line_rate(const struct vfw_dp *dp)
+{
+    return dp ? dp->line_bps : 0;
+}
+
+int vfw_dp_set_line_default(struct vfw_dp *dp, uint64_t bps)
+{
+    int rc;
+
+    if (!dp || !dp->up) {
+        return -EOPNOTSUPP;
+    }
+    rc = vfw_dp_set_line_rate(dp, bps, NULL);
+    if (!rc) {
+        dp->line_default = bps;
+    }
+    return rc;
+}
+
+int vfw_dp_set_dcb(struct vfw_dp *dp, const struct vfw_dp_dcb *b)
+{
+    struct vfw_dp_dcb old;
+    int rc;
+
+    if (!dp || !b || b->trust > VFW_TRUST_DSCP || b->default_prio > 7) {
+        return -EINVAL;
+    }
+    for (unsigned i = 0; i < 64; i++) {
+        if (b->dscp_prio[i] > 7 || (i < 8 && b->prio_tc[i] > 7)) {
+            return -EINVAL;
+        }
+    }
+    old = dp->dcb;
+    if (old.trust == b->trust && old.default_prio == b->default_prio &&
+        old.default_set == b->default_set && old.dscp_mapped == b->dscp_mapped &&
+        !memcmp(old.prio_tc, b->prio_tc, sizeof(old.prio_tc)) &&
+        !memcmp(old.dscp_prio, b->dscp_prio, sizeof(old.dscp_prio))) {
+        return 0;       /* reprogramming every port costs ~50 us per VF */
+    }
+    dp->dcb = *b;
+    rc = apply_port_classes(dp);
+    if (rc) {
+        dp->dcb = old;
+        apply_port_classes(dp);
+    }
+    return rc;
+}
+
+void vfw_dp_get_dcb(const struct vfw_dp *dp, struct vfw_dp_dcb *b)
+{
+    *b = dp->dcb;
+}
+
 /* A VF's min/max_mbps are its leaf's tx_share/tx_max (one model for `ip
  * link set ... min_tx_rate/max_tx_rate` and devlink rate); the rest of the
  * leaf (parent, priority, weight) stays as devlink set it. */
@@ -361,6 +523,7 @@ struct vfw_dp *vfw_dp_create(const struct vfw_dp_ops *ops, void *ctx,
     for (unsigned vf = 0; vf < VFW_DP_MAX_VFS; vf++) {
         cfg_default(&dp->cfg[vf]);
     }
+    vfw_dp_dcb_default(&dp->dcb);
     if (vsw_fdb_add(dp->sw, pf_mac, 0, VSW_PORT_PF, NULL) ||
         apply_ports(dp)) {
         vfw_dp_destroy(dp);
@@ -372,6 +535,7 @@ struct vfw_dp *vfw_dp_create(const struct vfw_dp_ops *ops, void *ctx,
             vfw_dp_destroy(dp);
             return NULL;
         }
+        dp->line_bps = dp->line_default = VFW_DP_LINE_DEFAULT;
     }
     return dp;
 }
@@ -572,7 +736,7 @@ static bool vf_rx_accepts(const struct vfw_dp_vf_cfg *c, const uint8_t *frame)
 static void deliver(struct vfw_dp *dp, const vsw_decision *d, unsigned port,
                     const uint8_t *frame, size_t len)
 {
-    if (port == VSW_PORT_UPLINK && dp->up) {
+    if (port == VSW_PORT_UPLINK && dp->up && dp->line_bps) {
         /* QoS hook: the sender's queue of the frame's class; a full queue
          * pauses the sender (tx_kick checks), a drop is the class's count */
         unsigned fn = d->in_port == VSW_PORT_PF ? VFW_DP_FN_PF : VFW_DP_FN_VF(d->in_port - 2u);
@@ -1033,15 +1197,17 @@ void vfw_dp_reset(struct vfw_dp *dp)
     if (!dp) {
         return;
     }
+    vfw_uplink_flush(dp->up);           /* QoS hook */
+    qos_reset(dp);
     for (unsigned vf = 0; vf < dp->total_vfs; vf++) {
         cfg_default(&dp->cfg[vf]);
         apply_vf(dp, vf);
         leaf_rates(dp, vf, &dp->cfg[vf]);   /* QoS hook */
     }
+    apply_port_classes(dp);             /* the PF's, back to the defaults */
     for (unsigned fn = 0; fn < fn_count(dp); fn++) {
         vfw_dp_reset_fn(dp, fn);
     }
-    vfw_uplink_flush(dp->up);           /* QoS hook */
 }
 
 uint64_t vfw_dp_stat(const struct vfw_dp *dp, unsigned fn, unsigned stat)

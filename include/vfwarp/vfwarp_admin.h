@@ -73,6 +73,29 @@
 #define VFW_AQ_OP_GET_VF_CONFIG     0x0181
 #define VFW_AQ_OP_GET_VF_STATS      0x0182
 #define VFW_AQ_OP_GET_VF_RDMA       0x0183  /* 2.0: quota and objects in use */
+/* 2.1: QoS of the uplink (docs/qos.md): line rate, devlink rate tree, DCB.
+ * For these the header's `vf` field is the command's object index: a
+ * function (0 = PF, 1 + n = VF n) for the LEAF commands, a node id for
+ * the NODE commands, a traffic class for GET_TC_STATS; 0 for the rest.
+ * The header's rsvd must be 0. */
+#define VFW_AQ_OP_QOS_SET_LINE      0x0201  /* struct vfw_aq_qos_line */
+#define VFW_AQ_OP_QOS_NODE_ADD      0x0202  /* vfw_aq_qos_rate; id returned */
+#define VFW_AQ_OP_QOS_NODE_DEL      0x0203
+#define VFW_AQ_OP_QOS_NODE_SET      0x0204  /* vfw_aq_qos_rate, by mask */
+#define VFW_AQ_OP_QOS_LEAF_SET      0x0205  /* vfw_aq_qos_rate, by mask */
+#define VFW_AQ_OP_DCB_SET_ETS       0x0206  /* struct vfw_aq_dcb_ets */
+#define VFW_AQ_OP_DCB_SET_MAXRATE   0x0207  /* struct vfw_aq_dcb_maxrate */
+#define VFW_AQ_OP_DCB_SET_APP       0x0208  /* struct vfw_aq_dcb_app */
+#define VFW_AQ_OP_DCB_DEL_APP       0x0209  /* struct vfw_aq_dcb_app */
+#define VFW_AQ_OP_DCB_SET_TRUST     0x020a  /* struct vfw_aq_dcb_trust */
+#define VFW_AQ_OP_QOS_GET_LINE      0x0281  /* -> struct vfw_aq_qos_line */
+#define VFW_AQ_OP_QOS_NODE_GET      0x0282  /* -> struct vfw_aq_qos_rate */
+#define VFW_AQ_OP_QOS_NODES_GET     0x0283  /* -> struct vfw_aq_qos_nodes */
+#define VFW_AQ_OP_QOS_LEAF_GET      0x0284  /* -> struct vfw_aq_qos_rate */
+#define VFW_AQ_OP_DCB_GET_ETS       0x0285  /* -> struct vfw_aq_dcb_ets */
+#define VFW_AQ_OP_DCB_GET_MAXRATE   0x0286  /* -> struct vfw_aq_dcb_maxrate */
+#define VFW_AQ_OP_DCB_GET_APP       0x0287  /* -> struct vfw_aq_dcb_apps */
+#define VFW_AQ_OP_QOS_GET_TC_STATS  0x0288  /* -> struct vfw_aq_qos_tc_stats */
 
 /* Descriptor flags (written by the device; the driver submits 0). */
 #define VFW_AQ_F_DONE          (1u << 0)
@@ -85,6 +108,11 @@
 #define VFW_AQ_S_RANGE         3  /* a value out of its range */
 #define VFW_AQ_S_INVAL         4  /* reserved field/bits non-zero, bad MAC */
 #define VFW_AQ_S_UNSUPPORTED   5  /* valid but unsupported (VLAN protocol) */
+#define VFW_AQ_S_NOENT         6  /* 2.1: no such node (or parent, app entry) */
+#define VFW_AQ_S_BUSY          7  /* 2.1: the node still has children */
+#define VFW_AQ_S_NOSPC         8  /* 2.1: every node id is in use */
+#define VFW_AQ_S_LOOP          9  /* 2.1: parent chain loops or > 4 nodes deep */
+#define VFW_AQ_S_OVERSUB      10  /* 2.1: tx_share guarantees would not fit */
 
 #define VFW_VLAN_PROTO_8021Q   0x8100
 #define VFW_VLAN_VID_MAX       4095
@@ -190,6 +218,158 @@ struct vfw_aq_vf_rdma {
 	struct vfw_aq_rdma_quota used;  /* GET only; SET: zero */
 };
 
+/*
+ * 2.1: QoS (docs/qos.md). Rates follow the kernel interface each command
+ * serves, so the PF driver passes values through: devlink rate in bytes/s,
+ * dcb maxrate in kbit/s (struct ieee_maxrate), the line in bits/s.
+ */
+
+/* QOS_SET_LINE / QOS_GET_LINE. rate_bps 0 = no line rate: frames leave at
+ * once (nothing is scheduled; the tree and classes are kept and apply once
+ * a rate is set), else VFW_QOS_LINE_MIN..VFW_QOS_LINE_MAX (RANGE) and not
+ * below the guarantees under the root (OVERSUB). Switching the rate off
+ * drops the frames queued at that moment (counted in their class). SET:
+ * every field but rate_bps zero. GET also reports the limits. */
+#define VFW_QOS_LINE_MIN       1000ull            /* bits/s */
+#define VFW_QOS_LINE_MAX       1600000000000ull   /* 1.6 Tbit/s */
+#define VFW_QOS_MAX_NODES      63    /* node ids 1..63; 0 = the root */
+#define VFW_QOS_MAX_DEPTH      4     /* nodes between a leaf and the root */
+#define VFW_QOS_MAX_PRIO       7
+#define VFW_QOS_MAX_WEIGHT     1000
+#define VFW_QOS_NUM_TC         8
+struct vfw_aq_qos_line {
+	uint64_t rate_bps;      /* SET/GET */
+	uint64_t min_bps;       /* GET: VFW_QOS_LINE_MIN */
+	uint64_t max_bps;       /* GET: VFW_QOS_LINE_MAX */
+	uint32_t overhead;      /* GET: bytes the wire adds per frame (24) */
+	uint16_t max_nodes;     /* GET: VFW_QOS_MAX_NODES */
+	uint8_t max_depth;      /* GET: VFW_QOS_MAX_DEPTH */
+	uint8_t num_tc;         /* GET: VFW_QOS_NUM_TC */
+	uint16_t max_weight;    /* GET: VFW_QOS_MAX_WEIGHT */
+	uint8_t max_prio;       /* GET: VFW_QOS_MAX_PRIO */
+	uint8_t rsvd[13];
+};
+
+/* A devlink rate object: a leaf (one per function) or a node. The SET
+ * commands change the fields named in `mask` (VFW_QOS_F_*; one devlink
+ * rate op = one bit, so each op is one command) and keep the others; a
+ * field not in mask must be 0 (INVAL). NODE_ADD creates a node from the
+ * defaults (0, 0, 0, weight 1, parent 0) plus the masked fields and writes
+ * its id (1..VFW_QOS_MAX_NODES, chosen by the device) into the header's
+ * `vf` field; the index given must be 0. GETs fill every field, mask = 0.
+ *   tx_share, tx_max: bytes/s as devlink; tx_max 0 = no limit; tx_share <=
+ *     tx_max when tx_max != 0; bits/s (x8) <= VFW_QOS_LINE_MAX. A VF's
+ *     leaf is also `ip link set PF vf N min_tx_rate/max_tx_rate` (one
+ *     model): whole Mbit/s (multiples of 125000 bytes/s) <=
+ *     VFW_UPLINK_SPEED_MBPS, else RANGE; GET_VF_CONFIG reads them in Mbps.
+ *   tx_priority 0..7 (7 served first), tx_weight 0..1000 (0 = devlink's
+ *     unset = 1; GET returns 1), parent 0 (root) or a node id.
+ * Errors: RANGE (a value), NOENT (node or parent), LOOP (the parent chain
+ * would loop or be deeper than 4 nodes), OVERSUB (the tx_share of a
+ * parent's children would exceed its tx_share, else its tx_max, else at
+ * the root the line rate), NOSPC (NODE_ADD: no free id), BUSY (NODE_DEL of
+ * a node that still is a parent). */
+#define VFW_QOS_F_TX_SHARE     (1u << 0)
+#define VFW_QOS_F_TX_MAX       (1u << 1)
+#define VFW_QOS_F_TX_PRIORITY  (1u << 2)
+#define VFW_QOS_F_TX_WEIGHT    (1u << 3)
+#define VFW_QOS_F_PARENT       (1u << 4)
+#define VFW_QOS_F_ALL          0x1fu
+struct vfw_aq_qos_rate {
+	uint64_t tx_share;      /* bytes/s */
+	uint64_t tx_max;        /* bytes/s, 0 = no limit */
+	uint32_t tx_priority;
+	uint32_t tx_weight;
+	uint16_t parent;        /* node id, 0 = root */
+	uint16_t mask;          /* SET: VFW_QOS_F_*; GET: 0 */
+	uint16_t children;      /* GET of a node: leaves + nodes under it */
+	uint8_t rsvd[18];
+};
+
+/* QOS_NODES_GET: the node ids in use, bit n = node n (bit 0 is 0). */
+struct vfw_aq_qos_nodes {
+	uint64_t in_use;
+	uint8_t rsvd[40];
+};
+
+/* DCB_SET_ETS / DCB_GET_ETS, as struct ieee_ets (dcbnl ieee_setets):
+ * tc_tsa VFW_TSA_STRICT or VFW_TSA_ETS (IEEE 802.1Qaz values; CBS and
+ * vendor: UNSUPPORTED); tc_tx_bw percent 0..100, the ETS classes' summing
+ * to 100 (RANGE) - a strict class's share is ignored and read back 0;
+ * prio_tc[p] the class of priority p (0..7). Default: every class ETS,
+ * 12/12/12/12/13/13/13/13, priority p in class p. */
+#define VFW_TSA_STRICT         0
+#define VFW_TSA_CBS            1
+#define VFW_TSA_ETS            2
+#define VFW_TSA_VENDOR         255
+struct vfw_aq_dcb_ets {
+	uint8_t tc_tsa[VFW_QOS_NUM_TC];
+	uint8_t tc_tx_bw[VFW_QOS_NUM_TC];
+	uint8_t prio_tc[VFW_QOS_NUM_TC];
+	uint8_t rsvd[24];
+};
+
+/* DCB_SET_MAXRATE / DCB_GET_MAXRATE, as struct ieee_maxrate: kbit/s per
+ * class, 0 = no limit, at most VFW_QOS_LINE_MAX / 1000 (RANGE). 32 bits
+ * where ieee_maxrate has 64 (4.29 Pbit/s > the limit: the driver refuses
+ * larger values with -EINVAL). */
+struct vfw_aq_dcb_maxrate {
+	uint32_t tc_maxrate_kbps[VFW_QOS_NUM_TC];
+	uint8_t rsvd[16];
+};
+
+/* DCB_SET_APP / DCB_DEL_APP, as struct dcb_app (ieee_setapp/ieee_delapp):
+ *   selector VFW_APP_SEL_DSCP, protocol a DSCP 0..63: frames with that
+ *     DSCP get `priority` (in trust dscp);
+ *   selector VFW_APP_SEL_ETHERTYPE, protocol 0: the default priority
+ *     (`dcb app ... default-prio`), for frames the trust mode does not
+ *     classify (untagged in pcp, non-IP or unmapped DSCP in dscp);
+ *   other selectors/protocols: UNSUPPORTED; priority 0..7 (RANGE).
+ * SET replaces the entry; DEL removes it if its priority matches (else
+ * NOENT). An unmapped DSCP gets the default priority; with no default
+ * entry that is 0. */
+#define VFW_APP_SEL_ETHERTYPE  1
+#define VFW_APP_SEL_DSCP       5
+struct vfw_aq_dcb_app {
+	uint8_t selector;
+	uint8_t priority;
+	uint16_t protocol;
+	uint8_t rsvd[44];
+};
+
+/* DCB_SET_TRUST: how a frame's priority is found (dcb apptrust order of
+ * one selector): VFW_TRUST_PCP (802.1p of tagged frames; a VF's port VLAN
+ * priority for its untagged frames; the default), VFW_TRUST_DSCP (the app
+ * table), VFW_TRUST_NONE (the default priority). Priority -> class by
+ * the ETS prio_tc. */
+#define VFW_TRUST_NONE         0
+#define VFW_TRUST_PCP          1
+#define VFW_TRUST_DSCP         2
+struct vfw_aq_dcb_trust {
+	uint8_t trust;
+	uint8_t rsvd[47];
+};
+
+/* DCB_GET_APP: trust, the default priority and the DSCP table; DSCP d's
+ * priority is nibble d % 2 (low first) of dscp_prio[d / 2], valid when bit
+ * d of dscp_mapped is set. */
+#define VFW_APP_F_DEFAULT      (1u << 0)  /* a default priority is set */
+struct vfw_aq_dcb_apps {
+	uint8_t trust;
+	uint8_t default_prio;
+	uint8_t flags;          /* VFW_APP_F_* */
+	uint8_t rsvd[5];
+	uint64_t dscp_mapped;
+	uint8_t dscp_prio[32];
+};
+
+/* QOS_GET_TC_STATS (index = class): counters at the uplink since reset. */
+struct vfw_aq_qos_tc_stats {
+	uint64_t queued_pkts, queued_bytes;   /* accepted into the queue */
+	uint64_t sent_pkts, sent_bytes;       /* put on the wire */
+	uint64_t dropped_pkts, dropped_bytes; /* no room, or flushed */
+};
+
 /* One 64-byte descriptor; the device writes it back in place. */
 struct vfw_aq_desc {
 	uint16_t opcode;   /* VFW_AQ_OP_* */
@@ -209,6 +389,15 @@ struct vfw_aq_desc {
 		struct vfw_aq_vf_config cfg;
 		struct vfw_aq_vf_stats stats;
 		struct vfw_aq_vf_rdma rdma;
+		struct vfw_aq_qos_line line;        /* 2.1 */
+		struct vfw_aq_qos_rate rate_obj;
+		struct vfw_aq_qos_nodes nodes;
+		struct vfw_aq_dcb_ets ets;
+		struct vfw_aq_dcb_maxrate maxrate;
+		struct vfw_aq_dcb_app app;
+		struct vfw_aq_dcb_trust trust;
+		struct vfw_aq_dcb_apps apps;
+		struct vfw_aq_qos_tc_stats tc_stats;
 		uint8_t raw[48];
 	} u;
 };
@@ -216,9 +405,19 @@ struct vfw_aq_desc {
 #ifdef __KERNEL__
 static_assert(sizeof(struct vfw_aq_desc) == VFW_AQ_DESC_SIZE);
 static_assert(sizeof(struct vfw_aq_vf_config) == 32);
+static_assert(sizeof(struct vfw_aq_qos_rate) == 48);
 #else
 _Static_assert(sizeof(struct vfw_aq_desc) == VFW_AQ_DESC_SIZE, "desc size");
 _Static_assert(sizeof(struct vfw_aq_vf_config) == 32, "config size");
+_Static_assert(sizeof(struct vfw_aq_qos_line) == 48, "line size");
+_Static_assert(sizeof(struct vfw_aq_qos_rate) == 48, "rate size");
+_Static_assert(sizeof(struct vfw_aq_qos_nodes) == 48, "nodes size");
+_Static_assert(sizeof(struct vfw_aq_dcb_ets) == 48, "ets size");
+_Static_assert(sizeof(struct vfw_aq_dcb_maxrate) == 48, "maxrate size");
+_Static_assert(sizeof(struct vfw_aq_dcb_app) == 48, "app size");
+_Static_assert(sizeof(struct vfw_aq_dcb_trust) == 48, "trust size");
+_Static_assert(sizeof(struct vfw_aq_dcb_apps) == 48, "apps size");
+_Static_assert(sizeof(struct vfw_aq_qos_tc_stats) == 48, "tc stats size");
 #endif
 
 #endif /* VFWARP_ADMIN_H */

@@ -24,6 +24,7 @@ struct VfwarpPFState {
     NICState *nic;
     NICConf conf;
     uint16_t total_vfs;          /* property; 0 = no SR-IOV capability */
+    uint64_t line_rate;          /* property, bits/s; 0 = no line rate */
     struct vfw_func_dev fn;      /* register files of PF and VFs (adapter/) */
     struct vfwarp_dp_glue *dp;   /* rings + embedded switch (vfwarp_dp.c) */
     struct vfw_admin admin;      /* PF admin queue + VF config (adapter/) */
@@ -58,6 +59,8 @@ void vfwarp_dp_reset_fn(VfwarpPFState *s, struct vfw_func *f);
 void vfwarp_dp_set_uplink(VfwarpPFState *s, bool up);
 void vfwarp_dp_uplink_rx(VfwarpPFState *s, const uint8_t *buf, size_t size);
 bool vfwarp_dp_owns(hwaddr addr);
+/* The device-logic data path (the admin queue's QoS commands use it). */
+struct vfw_dp *vfwarp_dp_core(VfwarpPFState *s);
 uint64_t vfwarp_dp_mmio_read(VfwarpPFState *s, struct vfw_func *f,
                              hwaddr addr, unsigned size);
 void vfwarp_dp_mmio_write(VfwarpPFState *s, struct vfw_func *f, hwaddr addr,

@@ -10,6 +10,12 @@
  * (vfwarp_dp_fn_inject), and a change of a function's MAC is passed on to
  * the engine (vfwarp_rnic_mac_changed).
  *
+ * QoS (hardware interface 2.1, docs/qos.md): the uplink's scheduler runs
+ * on a virtual-clock timer (vfw_dp_uplink_timer). Its line rate starts at
+ * the PF's `line-rate` property (bits/s; 0, the default, = none: frames
+ * leave at once as before 2.1) until the PF driver sets one with
+ * QOS_SET_LINE; a PF reset goes back to the property.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
@@ -50,6 +56,7 @@ struct vfwarp_dp_glue {
     VfwarpPFState *s;
     struct vfw_dp *dp;
     struct vfwarp_dp_timer timer[VFW_DP_NUM_FN];
+    QEMUTimer *uplink_timer;                  /* the QoS scheduler's */
 #ifdef VFWARP_DP_ADMIN
     QEMUTimer *sync_timer;
     struct vfw_vf_cfg seen[VFW_DP_MAX_VFS];   /* last admin config applied */
@@ -130,6 +137,22 @@ static void vfwarp_dp_timer_cb(void *opaque)
     vfw_dp_timer(t->g->dp, t->fn);
 }
 
+static void vfwarp_dp_uplink_timer_req(void *ctx, uint64_t when)
+{
+    struct vfwarp_dp_glue *g = ctx;
+
+    if (g->uplink_timer) {
+        timer_mod(g->uplink_timer, (int64_t)MIN(when, (uint64_t)INT64_MAX));
+    }
+}
+
+static void vfwarp_dp_uplink_timer_cb(void *opaque)
+{
+    struct vfwarp_dp_glue *g = opaque;
+
+    vfw_dp_uplink_timer(g->dp);
+}
+
 static bool vfwarp_dp_rx_steer(void *ctx, unsigned fn, const uint8_t *frame,
                                size_t len)
 {
@@ -146,6 +169,7 @@ static const struct vfw_dp_ops vfwarp_dp_ops = {
     .now_ns = vfwarp_dp_now,
     .timer = vfwarp_dp_timer_req,
     .rx_steer = vfwarp_dp_rx_steer,
+    .uplink_timer = vfwarp_dp_uplink_timer_req,
 };
 
 #ifdef VFWARP_DP_ADMIN
@@ -215,9 +239,22 @@ bool vfwarp_dp_init(VfwarpPFState *s, Error **errp)
     struct vfwarp_dp_glue *g = g_new0(struct vfwarp_dp_glue, 1);
 
     g->s = s;
+    if (s->line_rate && (s->line_rate < VFW_QOS_LINE_MIN ||
+                         s->line_rate > VFW_QOS_LINE_MAX)) {
+        g_free(g);
+        error_setg(errp, "vfwarp: line-rate must be 0 (none) or %llu..%llu "
+                   "bits/s", (unsigned long long)VFW_QOS_LINE_MIN,
+                   (unsigned long long)VFW_QOS_LINE_MAX);
+        return false;
+    }
+    /* The uplink timer exists before the data path can ask for it. */
+    g->uplink_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                   vfwarp_dp_uplink_timer_cb, g);
     g->dp = vfw_dp_create(&vfwarp_dp_ops, g, s->conf.macaddr.a,
                           s->total_vfs);
-    if (!g->dp) {
+    if (!g->dp || vfw_dp_set_line_default(g->dp, s->line_rate)) {
+        vfw_dp_destroy(g->dp);
+        timer_free(g->uplink_timer);
         g_free(g);
         error_setg(errp, "vfwarp: cannot set up the data path");
         return false;
@@ -261,6 +298,7 @@ void vfwarp_dp_exit(VfwarpPFState *s)
     timer_free(g->sync_timer);
 #endif
     vfw_dp_destroy(g->dp);
+    timer_free(g->uplink_timer);
     g_free(g);
     s->dp = NULL;
 }
@@ -273,7 +311,8 @@ void vfwarp_dp_reset(VfwarpPFState *s)
                 timer_del(s->dp->timer[fn].t);
             }
         }
-        vfw_dp_reset(s->dp->dp);
+        timer_del(s->dp->uplink_timer);
+        vfw_dp_reset(s->dp->dp);    /* QoS too: back to the line-rate property */
     }
     /* VF MACs are back to their defaults. */
     for (unsigned fn = 1; fn <= s->total_vfs; fn++) {
@@ -306,6 +345,11 @@ void vfwarp_dp_uplink_rx(VfwarpPFState *s, const uint8_t *buf, size_t size)
         VFWARP_DP_SYNC(s->dp);
         vfw_dp_uplink_rx(s->dp->dp, buf, size);
     }
+}
+
+struct vfw_dp *vfwarp_dp_core(VfwarpPFState *s)
+{
+    return s->dp ? s->dp->dp : NULL;
 }
 
 bool vfwarp_dp_owns(hwaddr addr)

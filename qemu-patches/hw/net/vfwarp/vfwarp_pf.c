@@ -232,6 +232,7 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
                            .dma_write = vfwarp_pf_admin_dma_write,
                            .rdma_quota_set = vfwarp_rnic_quota_set,
                            .rdma_quota_get = vfwarp_rnic_quota_get,
+                           .qos_dp = vfwarp_dp_core(s),
                            .opaque = s }, s->total_vfs)) {
         error_setg(errp, "vfwarp: cannot set up the admin queue");
         return;
@@ -341,6 +342,10 @@ static const Property vfwarp_pf_properties[] = {
     DEFINE_NIC_PROPERTIES(VfwarpPFState, conf),
     DEFINE_PROP_UINT16("total-vfs", VfwarpPFState, total_vfs,
                        VFW_SRIOV_TOTAL_VFS),
+    /* Uplink line rate in bits/s for the QoS scheduler (docs/qos.md);
+     * 0 = none until the PF driver sets one (QOS_SET_LINE), so labs that
+     * never configure QoS see no queueing. */
+    DEFINE_PROP_UINT64("line-rate", VfwarpPFState, line_rate, 0),
 };
 
 static void vfwarp_pf_class_init(ObjectClass *klass, void *data)
