@@ -14,10 +14,11 @@ has one vCPU) turned into CPU-seconds per GB moved. Latency: 8-byte
 ib_write_lat -R and ib_send_lat -R through the VFs next to sockperf
 ping-pong (TCP) over virtio-net and over the VFs.
 
-    python3 bench/verbs_bench.py [--secs 3] [--sizes 64,1024,...] [--quick]
+    python3 bench/verbs_bench.py [--secs 3] [--sizes 64,1024,...] [--quick] [--mtu 9000]
 
 Writes bench/results/verbs.json (figures, units, the commands, the machine)
-and bench/results/verbs.png. Needs `make qemu modules provider siw`.
+and bench/results/verbs.png; with --mtu other than 1500 (both paths: the VF
+netdevs, whose MTU the RNIC follows, and the virtio-net NICs) verbs-mtuN.*. Needs `make qemu modules provider siw`.
 Under TCG every figure is far below silicon; the ratios measured in the same
 run are the point.
 """
@@ -171,6 +172,8 @@ def main():
     ap.add_argument("--secs", type=int, default=3)
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--quick", action="store_true", help="64 KiB only, unidirectional")
+    ap.add_argument("--mtu", type=int, default=1500,
+                    help="MTU of the VF netdevs (the RNIC follows) and of the virtio-net NICs")
     a = ap.parse_args()
     sizes = [65536] if a.quick else [int(s) for s in a.sizes.split(",")]
     modes = ["uni"] if a.quick else ["uni", "bi"]
@@ -182,6 +185,11 @@ def main():
         for h in vt.HOSTS:
             vt.setup_host(lab, h, n=1)
             lab.ssh(h, VIO_SETUP % {"ip": VIO[h]}, timeout=120)
+            # both paths at the same MTU: the RDMA engine follows the VF
+            # netdev's, the virtio-net NIC (siw's too) gets the same
+            lab.ssh(h, f"ip -n vf0 link set vfeth mtu {a.mtu}; "
+                       f"for n in $(ip netns exec vio ls /sys/class/net); do "
+                       f"[ $n = lo ] || ip -n vio link set $n mtu {a.mtu}; done")
         total = len(sizes) * len(modes) * 4
         n = 0
         for size in sizes:
@@ -268,7 +276,7 @@ def main():
         "command": "python3 bench/verbs_bench.py " + " ".join(sys.argv[1:]),
         "setup": "2 lab hosts (TCG, 1 vCPU, 2 GiB each); VF0 of each host in netns vf0; "
                  "virtio-net NICs on a second dgram wire in netns vio (siw0 on them); "
-                 f"{a.secs} s per run; server on h2, client on h1",
+                 f"MTU {a.mtu} on both paths; {a.secs} s per run; server on h2, client on h1",
         "machine": {"cpu": platform.processor() or platform.machine(),
                     "cores": os.cpu_count(), "kernel": platform.release(),
                     "loadavg": os.getloadavg()},
@@ -277,8 +285,9 @@ def main():
     }
     rdir = TOP / "bench" / "results"
     rdir.mkdir(parents=True, exist_ok=True)
-    (rdir / "verbs.json").write_text(json.dumps(out, indent=1) + "\n")
-    plot(out, rdir / "verbs.png")
+    name = "verbs" if a.mtu == 1500 else f"verbs-mtu{a.mtu}"
+    (rdir / f"{name}.json").write_text(json.dumps(out, indent=1) + "\n")
+    plot(out, rdir / f"{name}.png")
     print(json.dumps({"ratios": ratios, "latency": res["latency"]}, indent=1))
 
 

@@ -5,7 +5,7 @@
  *
  * One TX and one RX ring per function. TX: one descriptor per frame (the
  * netdev does not advertise scatter-gather), the doorbell is the ring's
- * TAIL. RX: one VFW_ETH_RX_BUF buffer per descriptor; the driver keeps one
+ * TAIL. RX: one buffer per descriptor (rx_buf: sized for the MTU); the driver keeps one
  * slot empty so TAIL == HEAD always means "no buffers". Both ring vectors
  * schedule the same NAPI context; the handler masks the rings' interrupts
  * (IRQ_EN) and the poll re-enables them, and the device raises anything
@@ -96,12 +96,12 @@ static void rx_refill(struct vfw_eth *eth)
 		struct sk_buff *skb;
 		dma_addr_t dma;
 
-		skb = netdev_alloc_skb_ip_align(eth->netdev, VFW_ETH_RX_BUF);
+		skb = netdev_alloc_skb_ip_align(eth->netdev, eth->rx_buf);
 		if (!skb) {
 			eth->stats.rx_alloc_fail++;
 			break;
 		}
-		dma = dma_map_single(dev, skb->data, VFW_ETH_RX_BUF,
+		dma = dma_map_single(dev, skb->data, eth->rx_buf,
 				     DMA_FROM_DEVICE);
 		if (dma_mapping_error(dev, dma)) {
 			dev_kfree_skb_any(skb);
@@ -110,9 +110,9 @@ static void rx_refill(struct vfw_eth *eth)
 		}
 		r->skb[r->next_to_use] = skb;
 		r->buf_dma[r->next_to_use] = dma;
-		r->buf_len[r->next_to_use] = VFW_ETH_RX_BUF;
+		r->buf_len[r->next_to_use] = eth->rx_buf;
 		d->addr = cpu_to_le64(dma);
-		d->buf_len = cpu_to_le16(VFW_ETH_RX_BUF);
+		d->buf_len = cpu_to_le16(eth->rx_buf);
 		d->status = 0;
 		d->err = 0;
 		d->vlan = 0;
@@ -131,6 +131,10 @@ int vfw_eth_rings_up(struct vfw_eth *eth)
 {
 	int err;
 
+	/* One frame per RX buffer (the device does not chain them): 2 KiB up
+	 * to a 1500 MTU, a whole VFW_FRAME_MAX frame above it. */
+	eth->rx_buf = eth->netdev->mtu <= ETH_DATA_LEN ? VFW_ETH_RX_BUF :
+						       VFW_FRAME_MAX;
 	err = ring_alloc(eth, &eth->tx);
 	if (!err)
 		err = ring_alloc(eth, &eth->rx);
@@ -342,7 +346,7 @@ static int rx_clean(struct vfw_eth *eth, int budget)
 		r->next_to_clean = (i + 1) & mask;
 		done++;
 		if (d->err || !(status & VFW_RXD_STS_EOP) || len < ETH_HLEN ||
-		    len > VFW_ETH_RX_BUF) {
+		    len > r->buf_len[i]) {
 			eth->stats.rx_errors++;
 			dev_kfree_skb_any(skb);
 			continue;

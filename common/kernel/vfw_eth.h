@@ -19,6 +19,8 @@
 
 #define VFW_ETH_RING_ENTRIES	256
 #define VFW_ETH_RX_BUF		2048
+/* The largest MTU: a VFW_FRAME_MAX frame less its Ethernet and VLAN header */
+#define VFW_ETH_MAX_MTU		(VFW_FRAME_MAX - ETH_HLEN - 4)
 
 struct vfw_eth_ring {
 	void *desc;			/* VFW_DESC_SIZE * count bytes */
@@ -45,6 +47,7 @@ struct vfw_eth {
 	struct napi_struct napi;
 	struct vfw_eth_ring tx, rx;
 	struct vfw_eth_sw_stats stats;
+	u16 rx_buf;			/* RX buffer bytes, fixed while the rings are up */
 	bool rings_up;
 };
 

@@ -99,3 +99,36 @@ def test_vf_settings_from_the_pf(lab2):
         print(f"\nmax_tx_rate {RATE} Mbit/s: iperf3 goodput {bps / 1e6:.1f} Mbit/s")
         lab2.ssh("h1", f"ip link set {pf} vf 0 max_tx_rate 0")
         assert RATE * 0.9e6 <= bps <= RATE * 1.1e6, bps
+
+
+def test_jumbo_frames_on_vf_netdevs_and_rdma_follows(lab2):
+    """A 9000 MTU on the VF netdevs: 8972-byte pings with DF set pass across
+    the wire and through the hairpin (RX buffers re-made for the MTU while the
+    netdev runs), a frame above the peer's MTU does not, and the RDMA engine
+    takes the new MTU (SET_ADDR) with rping still passing."""
+    with vfs_up(lab2):
+        for h in ("h1", "h2"):
+            for vf in (0, 1):
+                nsx(lab2, h, vf, "ip link set vfeth mtu 9000")
+            assert "mtu 9000" in nsx(lab2, h, 0, "ip link show vfeth").stdout
+            assert "maxmtu 9000" in nsx(lab2, h, 0, "ip -d link show vfeth").stdout
+        big = "-M do -s 8972"
+        r = nsx(lab2, "h1", 0, f"ping -c 3 -W 3 {big} {addr('h2', 0)}", check=False, timeout=60)
+        assert " 3 received" in r.stdout, r.stdout
+        r = nsx(lab2, "h1", 0, f"ping -c 3 -W 3 {big} {addr('h1', 1)}", check=False, timeout=60)
+        assert " 3 received" in r.stdout, r.stdout
+        # the peer back at 1500: its 2 KiB RX buffers cannot take the frame
+        nsx(lab2, "h2", 1, "ip link set vfeth mtu 1500")
+        r = nsx(lab2, "h1", 0, f"ping -c 2 -W 2 {big} {addr('h2', 1)}", check=False, timeout=60)
+        assert " 0 received" in r.stdout, r.stdout
+        assert ping(lab2, "h1", 0, addr("h2", 1)) == 3       # small frames still pass
+        for h in ("h1", "h2"):
+            dm = lab2.ssh(h, f"dmesg | grep 'RDMA local address {addr(h, 0)},' | tail -1").stdout
+            assert dm.rstrip().endswith("MTU 9000"), dm
+        lab2.ssh("h2", "ip netns exec vf0 setsid timeout 60 rping -s -a "
+                       f"{addr('h2', 0)} -C 20 -V >/tmp/rping-s.log 2>&1 < /dev/null &")
+        time.sleep(2)
+        r = nsx(lab2, "h1", 0, f"timeout 60 rping -c -a {addr('h2', 0)} -C 20 -S 8000 -V",
+                check=False, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "WARNING" not in lab2.ssh("h1", "dmesg").stdout

@@ -36,6 +36,20 @@ static int vfw_vf_stop(struct net_device *netdev)
 	return 0;
 }
 
+/* RX buffers are sized for the MTU when the rings are made: a running
+ * netdev gets new rings (jumbo frames up to VFW_ETH_MAX_MTU). The RDMA
+ * engine follows the MTU through the netdev notifier (vf_ib_main.c). */
+static int vfw_vf_change_mtu(struct net_device *netdev, int mtu)
+{
+	struct vfw_vf *vf = netdev_priv(netdev);
+	bool running = netif_running(netdev);
+
+	if (running)
+		vfw_eth_down(&vf->eth);
+	WRITE_ONCE(netdev->mtu, mtu);
+	return running ? vfw_eth_up(&vf->eth) : 0;
+}
+
 static netdev_tx_t vfw_vf_xmit(struct sk_buff *skb, struct net_device *netdev)
 {
 	struct vfw_vf *vf = netdev_priv(netdev);
@@ -105,6 +119,7 @@ static const struct net_device_ops vfw_vf_netdev_ops = {
 	.ndo_open = vfw_vf_open,
 	.ndo_stop = vfw_vf_stop,
 	.ndo_start_xmit = vfw_vf_xmit,
+	.ndo_change_mtu = vfw_vf_change_mtu,
 	.ndo_get_stats64 = vfw_vf_get_stats64,
 	.ndo_set_mac_address = vfw_vf_set_mac,
 	.ndo_validate_addr = eth_validate_addr,
@@ -263,7 +278,7 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 	netdev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
 	netdev->features |= NETIF_F_HW_VLAN_CTAG_FILTER;
 	netdev->min_mtu = ETH_MIN_MTU;
-	netdev->max_mtu = ETH_DATA_LEN;
+	netdev->max_mtu = VFW_ETH_MAX_MTU;
 	netif_napi_add(netdev, &eth->napi, vfw_eth_poll);
 	vfw_vf_read_mac(eth);
 	netif_carrier_off(netdev);
