@@ -18,7 +18,8 @@ ping-pong (TCP) over virtio-net and over the VFs.
 
 Writes bench/results/verbs.json (figures, units, the commands, the machine)
 and bench/results/verbs.png; with --mtu other than 1500 (both paths: the VF
-netdevs, whose MTU the RNIC follows, and the virtio-net NICs) verbs-mtuN.*. Needs `make qemu modules provider siw`.
+netdevs, whose MTU the RNIC follows, and the virtio-net NICs) verbs-mtuN.*.
+Needs `make qemu modules provider siw`.
 Under TCG every figure is far below silicon; the ratios measured in the same
 run are the point.
 """

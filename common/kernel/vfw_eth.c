@@ -5,9 +5,9 @@
  *
  * One TX and one RX ring per function. TX: one descriptor per frame (the
  * netdev does not advertise scatter-gather), the doorbell is the ring's
- * TAIL. RX: one buffer per descriptor (rx_buf: sized for the MTU); the driver keeps one
- * slot empty so TAIL == HEAD always means "no buffers". Both ring vectors
- * schedule the same NAPI context; the handler masks the rings' interrupts
+ * TAIL. RX: one buffer per descriptor (rx_buf, sized for the MTU); the
+ * driver keeps one slot empty so TAIL == HEAD always means "no buffers".
+ * Both ring vectors schedule the same NAPI context; the handler masks the rings' interrupts
  * (IRQ_EN) and the poll re-enables them, and the device raises anything
  * that completed while they were masked.
  */

@@ -9,6 +9,7 @@
 #ifndef VFW_ETH_H
 #define VFW_ETH_H
 
+#include <linux/if_vlan.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
 #include <linux/netdevice.h>
@@ -20,7 +21,7 @@
 #define VFW_ETH_RING_ENTRIES	256
 #define VFW_ETH_RX_BUF		2048
 /* The largest MTU: a VFW_FRAME_MAX frame less its Ethernet and VLAN header */
-#define VFW_ETH_MAX_MTU		(VFW_FRAME_MAX - ETH_HLEN - 4)
+#define VFW_ETH_MAX_MTU		(VFW_FRAME_MAX - ETH_HLEN - VLAN_HLEN)
 
 struct vfw_eth_ring {
 	void *desc;			/* VFW_DESC_SIZE * count bytes */
