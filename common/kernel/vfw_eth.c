@@ -7,9 +7,9 @@
  * netdev does not advertise scatter-gather), the doorbell is the ring's
  * TAIL. RX: one buffer per descriptor (rx_buf, sized for the MTU); the
  * driver keeps one slot empty so TAIL == HEAD always means "no buffers".
- * Both ring vectors schedule the same NAPI context; the handler masks the rings' interrupts
- * (IRQ_EN) and the poll re-enables them, and the device raises anything
- * that completed while they were masked.
+ * Both ring vectors schedule the same NAPI context; the handler masks the
+ * rings' interrupts (IRQ_EN) and the poll re-enables them, and the device
+ * raises anything that completed while they were masked.
  */
 #include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
