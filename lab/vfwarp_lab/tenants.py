@@ -312,14 +312,15 @@ fi
             self._remember(name)
 
     def start_many(self, specs, mem_mb: int = 512, timeout: float = BOOT_TIMEOUT) -> dict:
-        """Start tenants [(host, name, slot), ...] together (their boots
-        overlap) and wait for each; returns {name: seconds to a shell}."""
+        """Start tenants [(host, name, slot[, devices]), ...] together (their
+        boots overlap) and wait for each; returns {name: seconds to a shell}.
+        `devices`: XML of what the definition holds at start (a pool VF)."""
         t0 = time.monotonic()
-        for host, name, slot in specs:
+        for host, name, slot, *devices in specs:
             self.destroy(host, name)        # a leftover of an interrupted run
-            self.define(host, name, slot, (), mem_mb)
+            self.define(host, name, slot, tuple(devices[0]) if devices else (), mem_mb)
             self.virsh(host, f"start {name}")
-        return {name: self.wait_ssh(name, timeout, t0) for _, name, _ in specs}
+        return {spec[1]: self.wait_ssh(spec[1], timeout, t0) for spec in specs}
 
     def close(self):
         """Close the kept ssh connections (tenants stay as they are)."""

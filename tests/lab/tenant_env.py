@@ -72,12 +72,20 @@ def setup_host(lab, name):
     return Host(name, pf, netdev)
 
 
+def pool_name(host_info):
+    """The VF pool network of a host's PF."""
+    return f"vfwarp-pool-{host_info.pf_netdev}"
+
+
 @contextlib.contextmanager
-def tenant_lab(lab, hosts=("h1", "h2")):
+def tenant_lab(lab, hosts=("h1", "h2"), pool_at_start=None):
     """Yields (Tenants, {host: Host}) with one tenant booted per host:
-    t1 on h1, t2 on h2, no VF yet."""
+    t1 on h1, t2 on h2, no VF yet; except `pool_at_start` {host: xml}, a
+    tenant defined with that interface of its host's pool network (the
+    pool is made first), so it starts with a VF the pool chose."""
     require_modules()
     ten = Tenants(lab)
+    pool_at_start = pool_at_start or {}
     reuse = bool(os.environ.get("VFWARP_LAB_REUSE"))
     names = [(h, f"t{h[1:]}", 0) for h in hosts]
     try:
@@ -85,7 +93,11 @@ def tenant_lab(lab, hosts=("h1", "h2")):
         boot = []
         for h, t, slot in names:
             ten.prepare_host(h)
-            if reuse and ten.virsh(h, f"domstate {t}", check=False).stdout.strip() == "running":
+            if h in pool_at_start:
+                # its definition matters: booted anew also on a reused lab
+                ten.ensure_pool_network(h, pool_name(info[h]), info[h].pf_netdev)
+                boot.append((h, t, slot, (pool_at_start[h],)))
+            elif reuse and ten.virsh(h, f"domstate {t}", check=False).stdout.strip() == "running":
                 ten.adopt(h, t, slot)
                 ten.detach_vfs(h, t)     # what an earlier run left attached
             else:
@@ -99,11 +111,13 @@ def tenant_lab(lab, hosts=("h1", "h2")):
                 lab.ssh(h, CLEANUP, check=False, timeout=300)
 
 
-def vf_netdev(ten, tenant):
-    """Name of the vfwarp_vf netdev in a tenant ('' when none)."""
+def vf_netdev(ten, tenant, mac=None):
+    """Name of the vfwarp_vf netdev in a tenant ('' when none; one per line
+    when several), or only the one with MAC `mac`."""
+    match = f'&& [ "$(cat $n/address)" = "{mac}" ] ' if mac else ""
     return ten.ssh(tenant, "for n in /sys/class/net/*; do "
                            "[ \"$(basename $(readlink -f $n/device/driver) 2>/dev/null)\" = vfwarp_vf ] "
-                           "&& basename $n; done; true").stdout.strip()
+                           f"{match}&& basename $n; done; true").stdout.strip()
 
 
 def host_vf_line(lab, host, pf_netdev, i):

@@ -5,17 +5,24 @@ vfwarp_vf bound, ping and iperf3 across hosts, and verbs (rping, ib_write_bw)
 through the VFs with nothing of the host's own networking on the path.
 
 One tenant per host (t1 on h1, t2 on h2) is booted once for the module:
-under nested TCG a tenant boot takes minutes (printed as it goes).
+under nested TCG a tenant boot takes minutes (printed as it goes). t1 is
+defined with an interface of h1's VF pool network, so it starts with the VF
+the pool chose (VF 0); the VF live-attached to it is VF 1. On h2, t2 starts
+with none and VF 0 is live-attached.
 """
 import re
 import time
 
 import pytest
 
-from tenant_env import NVF, VF_ID, host_vf_line, tenant_lab, vf_netdev
+from tenant_env import NVF, VF_ID, host_vf_line, pool_name, tenant_lab, vf_netdev
 from vfwarp_lab.tenants import hostdev_interface_xml, hostdev_xml, pool_interface_xml
 
 VLAN_A, VLAN_B = 100, 200
+# the VF each host's tenant gets by `virsh attach-device --live` (h1's VF 0
+# is the one t1's pool interface draws at start)
+ATTACH_VF = {"h1": 1, "h2": 0}
+POOL_MAC = "52:54:00:aa:01:0a"
 
 
 def tmac(host, i):
@@ -28,7 +35,9 @@ def data_ip(tenant):
 
 @pytest.fixture(scope="module")
 def tl(lab2):
-    with tenant_lab(lab2) as (ten, hosts):
+    pool = pool_interface_xml("vfwarp-pool-enp1s0", POOL_MAC, VLAN_A)
+    with tenant_lab(lab2, pool_at_start={"h1": pool}) as (ten, hosts):
+        assert pool_name(hosts["h1"]) == "vfwarp-pool-enp1s0", hosts["h1"].pf_netdev
         yield lab2, ten, hosts
 
 
@@ -43,11 +52,12 @@ def detach(lab, ten, host, tenant, xml):
     print(f"\n{host}/{tenant}: detach-device --live done in {took:.0f}s")
 
 
-def wait_vf_netdev(ten, tenant, present=True, secs=120):
-    """The tenant's vfwarp_vf netdev once it is there (or gone)."""
+def wait_vf_netdev(ten, tenant, present=True, secs=120, mac=None):
+    """The tenant's vfwarp_vf netdev (the one with `mac`) once it is there
+    (or gone)."""
     end = time.monotonic() + secs
     while True:
-        nd = vf_netdev(ten, tenant)
+        nd = vf_netdev(ten, tenant, mac)
         if bool(nd) == present or time.monotonic() > end:
             return nd
         time.sleep(3)
@@ -82,11 +92,11 @@ def attached(tl):
     lab, ten, hosts = tl
     xmls = {}
     for h, t in (("h1", "t1"), ("h2", "t2")):
-        xmls[h] = hostdev_interface_xml(hosts[h].vf(lab, 0), tmac(h, 0), VLAN_A)
+        xmls[h] = hostdev_interface_xml(hosts[h].vf(lab, ATTACH_VF[h]), tmac(h, 0), VLAN_A)
         attach(lab, ten, h, t, xmls[h])
     nds = {}
     for h, t in (("h1", "t1"), ("h2", "t2")):
-        nds[t] = wait_vf_netdev(ten, t)
+        nds[t] = wait_vf_netdev(ten, t, mac=tmac(h, 0))
         assert nds[t], f"{t}: no vfwarp_vf netdev after attach:\n" + \
             ten.ssh(t, "lspci -nn; dmesg | tail -20").stdout
         up_addr(ten, t, nds[t], data_ip(t))
@@ -105,11 +115,59 @@ def test_live_attach_shows_vf_mac_and_vlan(attached):
         assert drv.strip() == "vfwarp_vf"
         mac = ten.ssh(t, f"cat /sys/class/net/{nds[t]}/address").stdout.strip()
         assert mac == tmac(h, 0), f"{t}: MAC {mac}, XML said {tmac(h, 0)}"
-        line = host_vf_line(lab, h, hosts[h].pf_netdev, 0)
+        line = host_vf_line(lab, h, hosts[h].pf_netdev, ATTACH_VF[h])
         assert tmac(h, 0) in line and f"vlan {VLAN_A}" in line, f"{h}: {line}"
         # the host no longer drives the VF: VFIO has it
-        drv = lab.ssh(h, f"basename $(readlink /sys/bus/pci/devices/{hosts[h].vf(lab, 0)}/driver)")
+        vf = hosts[h].vf(lab, ATTACH_VF[h])
+        drv = lab.ssh(h, f"basename $(readlink /sys/bus/pci/devices/{vf}/driver)")
         assert drv.stdout.strip() == "vfio-pci"
+
+
+def vf_drivers(lab, host, pf):
+    """The driver of each VF of `pf`, in VF order."""
+    return lab.ssh(host, f"for v in /sys/bus/pci/devices/{pf}/virtfn*; do "
+                         "basename $(readlink $v/driver); done").stdout.split()
+
+
+def test_pool_vf_at_start_and_exhaustion(attached):
+    """t1 was defined with an interface of h1's pool network: it started
+    with VF 0 (the pool's first free VF) carrying the XML's MAC and VLAN,
+    and traffic flows through it; a definition asking the pool for more VFs
+    than are free fails clearly and starts nothing."""
+    lab, ten, hosts, _, nds = attached
+    pool = pool_name(hosts["h1"])
+    nd = wait_vf_netdev(ten, "t1", mac=POOL_MAC)
+    assert nd, "t1: no VF with the pool interface's MAC:\n" + \
+        ten.ssh("t1", "lspci -nn; ip -br link").stdout
+    lspci = ten.ssh("t1", f"lspci -n -d {VF_ID}").stdout
+    assert len(lspci.strip().splitlines()) == 2, f"t1: not its two VFs:\n{lspci}"
+    line = host_vf_line(lab, "h1", hosts["h1"].pf_netdev, 0)
+    assert POOL_MAC in line and f"vlan {VLAN_A}" in line, f"h1: {line}"
+    assert vf_drivers(lab, "h1", hosts["h1"].pf)[0] == "vfio-pci"
+    # its own subnet on both ends (t2 gets a second address on its VF)
+    up_addr(ten, "t1", nd, "10.89.0.1")
+    ten.ssh("t2", f"ip addr add 10.89.0.2/24 dev {nds['t2']}", check=False)
+    try:
+        assert ping(ten, "t1", "10.89.0.2", 3) == 3, "no traffic through the pool VF"
+    finally:
+        ten.ssh("t2", f"ip addr del 10.89.0.2/24 dev {nds['t2']}", check=False)
+        ten.ssh("t1", f"ip addr flush dev {nd}", check=False)
+
+    # exhaustion: the pool has NVF VFs and gave one to t1; ask for all again
+    devs = tuple(pool_interface_xml(pool, tmac("h1", 10 + i)) for i in range(NVF))
+    ten.define("h1", "tx", 5, devs)
+    try:
+        r = ten.virsh("h1", "start tx", check=False)
+        assert r.returncode != 0, "a tenant started with more pool VFs than are free"
+        # libvirt names the pool and says why
+        assert pool in r.stderr and "none are available" in r.stderr, r.stderr
+        assert "shut off" in ten.virsh("h1", "domstate tx").stdout
+        drivers = vf_drivers(lab, "h1", hosts["h1"].pf)
+        # VF 0 (pool, t1) and VF 1 (live, t1): nothing else changed driver
+        assert drivers[:2] == ["vfio-pci"] * 2 and drivers[2:] == ["vfwarp_vf"] * (NVF - 2), \
+            drivers
+    finally:
+        ten.virsh("h1", "undefine tx", check=False)
 
 
 def test_tenants_ping_and_iperf3_across_hosts(attached):
@@ -200,7 +258,7 @@ def test_numvfs_refused_while_a_vm_holds_a_vf(attached):
 def test_detach_returns_vf_to_host(attached):
     lab, ten, hosts, xmls, _ = attached
     h, t = "h2", "t2"
-    vf = hosts[h].vf(lab, 0)
+    vf = hosts[h].vf(lab, ATTACH_VF[h])
     detach(lab, ten, h, t, xmls[h])
     assert wait_vf_netdev(ten, t, present=False) == ""
     end = time.monotonic() + 60
@@ -212,59 +270,54 @@ def test_detach_returns_vf_to_host(attached):
         time.sleep(2)
     assert drv == "vfwarp_vf", f"{h}: VF driver after detach: {drv!r}"
     # libvirt put back the MAC and VLAN it found (none): nothing stale
-    line = host_vf_line(lab, h, hosts[h].pf_netdev, 0)
+    line = host_vf_line(lab, h, hosts[h].pf_netdev, ATTACH_VF[h])
     assert tmac(h, 0) not in line and "vlan" not in line, line
     # and the VF works on the host again
     r = lab.ssh(h, f"ip -br link show dev $(ls /sys/bus/pci/devices/{vf}/net)")
     assert r.stdout.strip()
 
 
-def test_destroy_mid_iperf3_then_pool_vf_at_start(attached):
-    """`virsh destroy` of t1 during iperf3 leaves h1 and t2 well; t1 then
-    starts again with a VF from h1's pool network in its definition (the
-    VF freed by the destroy is reused); a definition asking the pool for
-    more VFs than are free fails clearly and starts nothing."""
+def test_destroy_mid_iperf3_frees_vfs_for_the_pool(attached):
+    """`virsh destroy` of t1 during iperf3 leaves h1 and t2 well and gives
+    both of t1's VFs (its pool VF and the live-attached one) back to the
+    host's vfwarp_vf; the pool then hands every VF out again: a definition
+    asking it for all NVF VFs starts (and is destroyed at once)."""
     lab, ten, hosts, _, _ = attached
     # t2 gets its VF back if the previous test detached it
     if not ten.vf_devices("h2", "t2"):
-        attach(lab, ten, "h2", "t2", hostdev_interface_xml(hosts["h2"].vf(lab, 0),
+        attach(lab, ten, "h2", "t2", hostdev_interface_xml(hosts["h2"].vf(lab, ATTACH_VF["h2"]),
                                                           tmac("h2", 0), VLAN_A))
-        up_addr(ten, "t2", wait_vf_netdev(ten, "t2"), data_ip("t2"))
+        up_addr(ten, "t2", wait_vf_netdev(ten, "t2", mac=tmac("h2", 0)), data_ip("t2"))
     ten.ssh("t2", "pkill -x iperf3; iperf3 -s -D -1 -p 5202", check=False)
     time.sleep(2)
     ten.ssh("t1", f"(timeout 120 iperf3 -c {data_ip('t2')} -p 5202 -t 60 >/tmp/ip.log 2>&1 &)")
     time.sleep(8)
     ten.destroy("h1", "t1")
-    vf0 = hosts["h1"].vf(lab, 0)
+    pf = hosts["h1"].pf
     end = time.monotonic() + 90
     while time.monotonic() < end:
-        drv = lab.ssh("h1", f"basename $(readlink /sys/bus/pci/devices/{vf0}/driver)",
-                      check=False).stdout.strip()
-        if drv == "vfwarp_vf":
+        drivers = vf_drivers(lab, "h1", pf)
+        if drivers == ["vfwarp_vf"] * NVF:
             break
         time.sleep(2)
-    assert drv == "vfwarp_vf", f"h1: VF 0 after destroy: {drv!r}"
+    assert drivers == ["vfwarp_vf"] * NVF, f"h1: VF drivers after destroy: {drivers}"
     assert "WARNING" not in lab.ssh("h1", "dmesg").stdout
     assert ten.ssh("t2", "true", check=False).returncode == 0, "t2 is gone"
+    # no MAC or VLAN of t1's definitions left on the freed VFs
+    for i in range(2):
+        line = host_vf_line(lab, "h1", hosts["h1"].pf_netdev, i)
+        assert POOL_MAC not in line and tmac("h1", 0) not in line and "vlan" not in line, line
 
-    pool = f"vfwarp-pool-{hosts['h1'].pf_netdev}"
-    ten.ensure_pool_network("h1", pool, hosts["h1"].pf_netdev)
-    took = ten.start("h1", "t1", 0, devices=(pool_interface_xml(pool, tmac("h1", 0), VLAN_A),))
-    print(f"\nt1 restarted with a pool VF: shell after {took:.0f}s")
-    nd = wait_vf_netdev(ten, "t1")
-    assert nd, "t1: no VF from the pool"
-    up_addr(ten, "t1", nd, data_ip("t1"))
-    assert ping(ten, "t1", data_ip("t2"), 3) == 3
-
-    # exhaustion: NVF VFs, one taken by t1; ask for all of them again
+    pool = pool_name(hosts["h1"])
     devs = tuple(pool_interface_xml(pool, tmac("h1", 10 + i)) for i in range(NVF))
     ten.define("h1", "tx", 5, devs)
-    r = ten.virsh("h1", "start tx", check=False)
-    assert r.returncode != 0, "a tenant started with more pool VFs than are free"
-    # libvirt names the pool and says why
-    assert pool in r.stderr and "none are available" in r.stderr, r.stderr
-    assert "shut off" in ten.virsh("h1", "domstate tx").stdout
-    drivers = lab.ssh("h1", f"for v in /sys/bus/pci/devices/{hosts['h1'].pf}/virtfn*; do "
-                            "basename $(readlink $v/driver); done").stdout.split()
-    assert drivers.count("vfio-pci") == 1 and drivers.count("vfwarp_vf") == NVF - 1, drivers
-    ten.virsh("h1", "undefine tx")
+    try:
+        r = ten.virsh("h1", "start tx", check=False)
+        assert r.returncode == 0, f"the pool's {NVF} VFs are not free again: {r.stderr}"
+        assert vf_drivers(lab, "h1", pf) == ["vfio-pci"] * NVF
+    finally:
+        ten.destroy("h1", "tx")
+    end = time.monotonic() + 90
+    while time.monotonic() < end and vf_drivers(lab, "h1", pf) != ["vfwarp_vf"] * NVF:
+        time.sleep(2)
+    assert vf_drivers(lab, "h1", pf) == ["vfwarp_vf"] * NVF
