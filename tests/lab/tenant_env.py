@@ -8,6 +8,7 @@ import contextlib
 import os
 import re
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from vf_env import MODS, PF_ID, require_modules
@@ -93,13 +94,19 @@ def tenant_lab(lab, hosts=("h1", "h2"), pool_at_start=None):
         boot = []
         for h, t, slot in names:
             ten.prepare_host(h)
+            running = reuse and \
+                ten.virsh(h, f"domstate {t}", check=False).stdout.strip() == "running"
+            keep = _mac_of(pool_at_start[h]) if h in pool_at_start else None
             if h in pool_at_start:
-                # its definition matters: booted anew also on a reused lab
                 ten.ensure_pool_network(h, pool_name(info[h]), info[h].pf_netdev)
-                boot.append((h, t, slot, (pool_at_start[h],)))
-            elif reuse and ten.virsh(h, f"domstate {t}", check=False).stdout.strip() == "running":
+            if running and (keep is None or any(_mac_of(x) == keep
+                                                for x in ten.vf_devices(h, t))):
                 ten.adopt(h, t, slot)
-                ten.detach_vfs(h, t)     # what an earlier run left attached
+                for xml in ten.vf_devices(h, t):     # what an earlier run left attached
+                    if keep is None or _mac_of(xml) != keep:
+                        ten.detach(h, t, xml)
+            elif h in pool_at_start:
+                boot.append((h, t, slot, (pool_at_start[h],)))
             else:
                 boot.append((h, t, slot))
         ten.start_many(boot)
@@ -109,6 +116,11 @@ def tenant_lab(lab, hosts=("h1", "h2"), pool_at_start=None):
         if not reuse:
             for h in hosts:
                 lab.ssh(h, CLEANUP, check=False, timeout=300)
+
+
+def _mac_of(xml):
+    m = ET.fromstring(xml).find("mac")
+    return None if m is None else m.get("address")
 
 
 def vf_netdev(ten, tenant, mac=None):

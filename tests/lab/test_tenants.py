@@ -185,7 +185,7 @@ def test_verbs_between_tenants_bypass_hosts(attached):
     """rping -C 100 -V and ib_write_bw -R between the tenants, through their
     VFs: the hosts' own NICs and the tenants' management bridge carry only
     the control ssh, a small fraction of the bytes the verbs moved."""
-    lab, ten, _, _, _ = attached
+    lab, ten, _, _, nds = attached
     for t in ("t1", "t2"):
         out = ten.ssh(t, "ibv_devices; rdma link").stdout
         assert "vfwarp" in out, f"{t}: no vfwarp ib_device:\n{out}"
@@ -197,11 +197,15 @@ def test_verbs_between_tenants_bypass_hosts(attached):
                 timeout=330)
     assert r.returncode == 0 and r.stdout.count("ping data") == 100, \
         f"rping failed ({r.returncode}):\n{r.stdout[-800:]}\n{r.stderr}"
-    ten.ssh("t2", "pkill -x ib_write_bw; (timeout 300 ib_write_bw -R -F -s 65536 -n 500 "
-                  ">/tmp/bw-s.log 2>&1 &)", check=False)
+    # perftest opens the first ib_device unless told (t1 has two VFs: the
+    # pool's and the attached one), so each side names its VF's device
+    dev = {t: ten.ssh(t, f"ls /sys/class/net/{nds[t]}/device/infiniband").stdout.strip()
+           for t in ("t1", "t2")}
+    ten.ssh("t2", f"pkill -x ib_write_bw; (timeout 300 ib_write_bw -d {dev['t2']} -R -F "
+                  "-s 65536 -n 500 >/tmp/bw-s.log 2>&1 &)", check=False)
     time.sleep(3)
-    r = ten.ssh("t1", f"timeout 300 ib_write_bw -R -F -s 65536 -n 500 {data_ip('t2')}",
-                check=False, timeout=330)
+    r = ten.ssh("t1", f"timeout 300 ib_write_bw -d {dev['t1']} -R -F -s 65536 -n 500 "
+                      f"{data_ip('t2')}", check=False, timeout=330)
     m = re.search(r"^\s*65536\s+500\s+([\d.]+)\s+([\d.]+)", r.stdout, re.M)
     assert r.returncode == 0 and m, f"ib_write_bw failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
     moved = 65536 * 500 + 100 * 64

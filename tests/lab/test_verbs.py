@@ -7,6 +7,7 @@ The hosts and VFs are set up once for the module; every test leaves the
 verbs processes it started stopped.
 """
 import re
+from concurrent.futures import ThreadPoolExecutor
 import time
 
 import pytest
@@ -236,14 +237,23 @@ def res_counts(lab, host, dev):
     return counts, m.group(0)
 
 
-def res_all(lab, host, dev):
-    """Every object kind of `dev` in one ssh round trip: {kind: listing}."""
+def res_snapshot(lab, host, dev):
+    """`rdma res show` of `dev` in one ssh round trip: (counts, summary
+    line, {kind: listing}); one call per host so that a run seen starting
+    is still running when both hosts have been read."""
+    kinds = [k for k in RES_KINDS if k != "ctx"]
     cmds = "; ".join(
-        f"echo '@@{k}'; rdma res show {k} {'link' if k in ('qp', 'cm_id') else 'dev'} {dev}"
-        for k in RES_KINDS if k != "ctx")
+        ["echo '@@summary'; rdma res show"] +
+        [f"echo '@@{k}'; rdma res show {k} {'link' if k in ('qp', 'cm_id') else 'dev'} {dev}"
+         for k in kinds])
     out = lab.ssh(host, cmds).stdout
-    return {m.group(1): m.group(2) for m in re.finditer(r"^@@(\w+)\n(.*?)(?=^@@|\Z)", out,
-                                                         re.M | re.S)}
+    parts = {m.group(1): m.group(2) for m in re.finditer(r"^@@(\w+)\n(.*?)(?=^@@|\Z)", out,
+                                                          re.M | re.S)}
+    m = re.search(rf"^\d+: {dev}: (.*)$", parts.get("summary", ""), re.M)
+    assert m, out
+    counts = {k: int(v) for k, v in re.findall(r"\b(\w+) (\d+)\b", m.group(1))}
+    assert set(RES_KINDS) <= set(counts), out
+    return counts, m.group(0), {k: parts.get(k, "") for k in kinds}
 
 
 def test_rdma_res_shows_objects_while_running(verbs):
@@ -251,9 +261,9 @@ def test_rdma_res_shows_objects_while_running(verbs):
     for h, d in devs.items():
         c, out = res_counts(verbs, h, d)
         assert all(c[k] == 0 for k in RES_KINDS), f"{h}: {d} not idle before: {out}"
-    # the run's length counts from the connection; the checks below take
-    # four ssh round trips in all
-    secs = 30
+    # the run's length counts from the connection; once it is seen on both
+    # hosts, one round trip per host (in parallel) reads everything
+    secs = 60
     log = "/tmp/ib_write_bw-D-s.log"
     clog = "/tmp/ib_write_bw-D-c.log"
     verbs.ssh("h2", f"pkill -x ib_write_bw; rm -f {log}", check=False)
@@ -265,19 +275,21 @@ def test_rdma_res_shows_objects_while_running(verbs):
         # be lost and the device's TCP backs its SYN off (1, 2, 4, ... s), so
         # allow for five retransmissions (CI once saw the client ~40 s late)
         end = time.time() + 75
-        while time.time() < end and not all(
-                res_counts(verbs, h, d)[0]["qp"] for h, d in devs.items()):
+        while True:
+            with ThreadPoolExecutor(2) as ex:
+                snap = dict(zip(devs, ex.map(lambda h: res_snapshot(verbs, h, devs[h]), devs)))
+            if all(snap[h][0]["qp"] for h in devs) or time.time() > end:
+                break
             time.sleep(1)
         for h, d in devs.items():
-            c, summary = res_counts(verbs, h, d)
+            c, summary, listing = snap[h]
             ctx = (f"{h} {d} during the run: {summary}\nclient:\n"
                    + verbs.ssh("h1", f"cat {clog}", check=False).stdout + "\nserver:\n"
                    + verbs.ssh("h2", f"cat {log}", check=False).stdout)
             for k in ("pd", "cq", "qp", "mr", "ctx"):
                 assert c[k] >= 1, ctx
-            listing = res_all(verbs, h, d)
             for kind in ("qp", "cq", "mr", "pd", "cm_id"):
-                out = listing.get(kind, "")
+                out = listing[kind]
                 assert re.search(rf"^(link {d}/1|dev {d}) .*comm ib_write_bw", out, re.M), \
                     f"{h}: rdma res show {kind} dev {d}:\n{out}\n{ctx}"
                 if kind == "qp":
@@ -296,9 +308,9 @@ def test_rdma_res_shows_objects_while_running(verbs):
         end = time.time() + 15       # iw_cm tears connections down asynchronously
         while time.time() < end and any(res_counts(verbs, h, d)[0][k] for k in RES_KINDS):
             time.sleep(1)
-        c, out = res_counts(verbs, h, d)
-        assert all(c[k] == 0 for k in RES_KINDS), f"{h}: {d} not idle after the run: {out}"
-        left = {k: v.strip() for k, v in res_all(verbs, h, d).items() if v.strip()}
+        c, summary, listing = res_snapshot(verbs, h, d)
+        assert all(c[k] == 0 for k in RES_KINDS), f"{h}: {d} not idle after the run: {summary}"
+        left = {k: v.strip() for k, v in listing.items() if v.strip()}
         assert not left, f"{h}: left after the run: {left}"
 
 
