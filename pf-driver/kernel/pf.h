@@ -3,7 +3,7 @@
  * pf.h - state shared by the parts of the vfwarp PF driver: probe
  * (pf_main.c), admin queue client (pf_admin.c), netdev (pf_netdev.c), the
  * VF configuration ops (pf_vf.c), the devlink instance and its ports
- * (pf_devlink.c) and devlink rate (pf_rate.c).
+ * (pf_devlink.c), devlink rate (pf_rate.c) and dcbnl (pf_dcb.c).
  */
 #ifndef VFW_PF_H
 #define VFW_PF_H
@@ -175,6 +175,16 @@ int vfw_pf_rate_node_parent_set(struct devlink_rate *child,
 int vfw_pf_line_rate_get(struct vfw_pf *pf, u64 *bps);
 int vfw_pf_line_rate_set(struct vfw_pf *pf, u64 bps,
 			 struct netlink_ext_ack *extack);
+
+/* DCB_GET_APP: DSCP d's priority, nibble d % 2 (low first) of byte d / 2. */
+static inline u8 vfw_apps_dscp_prio(const struct vfw_aq_dcb_apps *a, int d)
+{
+	return (a->dscp_prio[d / 2] >> (4 * (d % 2))) & 0xf;
+}
+
+/* pf_dcb.c */
+void vfw_pf_dcb_set_ops(struct net_device *dev);
+void vfw_pf_dcb_init(struct vfw_pf *pf);
 
 /* pf_irq.c */
 /* The PF's MSI-X vectors, all allocated at probe: link, RX and TX as on the

@@ -538,11 +538,55 @@ static int vfw_pf_qos_show(struct seq_file *s, void *unused)
 		else
 			vfw_pf_qos_show_obj(s, "node", i, &d.u.rate_obj);
 	}
+	/* The device's app table (dcb app show lists the kernel's). */
+	memset(&d, 0, sizeof(d));
+	if (vfw_pf_qos_cmd(pf, VFW_AQ_OP_DCB_GET_APP, 0, &d, VFW_RANGE_ANY,
+			   NULL))
+		return 0;
+	seq_printf(s, "app trust %u default_prio %d\n", d.u.apps.trust,
+		   d.u.apps.flags & VFW_APP_F_DEFAULT ?
+		   d.u.apps.default_prio : -1);
+	in_use = le64_to_cpu(d.u.apps.dscp_mapped);
+	for (i = 0; i < 64; i++)
+		if (in_use & BIT_ULL(i))
+			seq_printf(s, "dscp %d prio %u\n", i,
+				   vfw_apps_dscp_prio(&d.u.apps, i));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(vfw_pf_qos);
 
+/* <debugfs>/vfwarp_pf/<pci>/qos_tc_stats: the uplink's per-class counters
+ * (QOS_GET_TC_STATS): which class the device put the traffic in. */
+static int vfw_pf_qos_tc_stats_show(struct seq_file *s, void *unused)
+{
+	struct vfw_pf *pf = s->private;
+	struct vfw_aq_qos_tc_stats *t;
+	struct vfw_aq_desc d;
+	int tc;
+
+	for (tc = 0; tc < VFW_QOS_NUM_TC; tc++) {
+		memset(&d, 0, sizeof(d));
+		if (vfw_pf_qos_cmd(pf, VFW_AQ_OP_QOS_GET_TC_STATS, tc, &d,
+				   VFW_RANGE_ANY, NULL)) {
+			seq_printf(s, "tc %d error\n", tc);
+			continue;
+		}
+		t = &d.u.tc_stats;
+		seq_printf(s, "tc %d queued_pkts %llu queued_bytes %llu sent_pkts %llu sent_bytes %llu dropped_pkts %llu dropped_bytes %llu\n",
+			   tc, le64_to_cpu(t->queued_pkts),
+			   le64_to_cpu(t->queued_bytes),
+			   le64_to_cpu(t->sent_pkts),
+			   le64_to_cpu(t->sent_bytes),
+			   le64_to_cpu(t->dropped_pkts),
+			   le64_to_cpu(t->dropped_bytes));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vfw_pf_qos_tc_stats);
+
 void vfw_pf_rate_debugfs_init(struct vfw_pf *pf)
 {
 	debugfs_create_file("qos", 0400, pf->dbg, pf, &vfw_pf_qos_fops);
+	debugfs_create_file("qos_tc_stats", 0400, pf->dbg, pf,
+			    &vfw_pf_qos_tc_stats_fops);
 }

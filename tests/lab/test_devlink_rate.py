@@ -13,137 +13,15 @@ driver's debugfs file `qos`.
 Runs on h1 of the session's lab2 (the congestion test also on h2); every
 test leaves the hosts without the modules, also on failure.
 """
-import contextlib
 import json
 import re
 import time
 
-from vfwarp_lab.paths import guest_share_dir
-
 from vf_env import addr, require_modules, vfs_up
 
-PF_ID = "1234:f0a0"
-HOST = "h1"
-MOD = "/mnt/vfwarp/modules/vfwarp_pf.ko"
+from qos_env import HOST, MBIT, PF_ID, RESET, pf_loaded, ssh
+
 UPLINK = 65535
-MBIT = 125000  # bytes/s: devlink rates are bytes/s, ip link's Mbit/s
-
-
-def ssh(lab, cmd, check=True, host=HOST):
-    return lab.ssh(host, cmd, check=check, timeout=600)
-
-
-class Pf:
-    def __init__(self, lab, bdf, dev):
-        self.lab, self.bdf, self.dev = lab, bdf, dev
-        self.dl = f"pci/{bdf}"
-        self.last = None    # the state after the last command run
-
-    def sh(self, cmd, check=True):
-        return ssh(self.lab, cmd, check=check)
-
-    def numvfs(self, n):
-        """Set NumVFs (through 0); the state then."""
-        return self.ok(f"echo 0 > /sys/bus/pci/devices/{self.bdf}/sriov_numvfs && "
-                       f"{{ [ {n} = 0 ] || echo {n} > /sys/bus/pci/devices/{self.bdf}/sriov_numvfs; }}")
-
-    # After each command, in the same ssh session (one costs 2-3 s on a
-    # loaded machine): its status and stderr, then every view of the QoS
-    # state: devlink's, ip link's and the device's.
-    STEP = r"""
-%(cmd)s 2>/tmp/dlerr; rc=$?
-echo "@@step"; echo "@@rc $rc"; echo "@@err"; cat /tmp/dlerr
-echo "@@rates"; devlink -j port function rate show
-echo "@@line"; devlink -j dev param show %(dl)s name line_rate_kbps
-echo "@@vfs"; ip -j link show %(dev)s
-echo "@@qos"; cat /sys/kernel/debug/vfwarp_pf/%(bdf)s/qos
-echo "@@ports"; devlink -j port show %(dl)s
-"""
-
-    def run_many(self, cmds):
-        """Run each command; for each, (rc, stderr, state) with state the QoS
-        state after it."""
-        out = self.sh("".join(self.STEP % {"cmd": c, "dl": self.dl, "dev": self.dev,
-                                           "bdf": self.bdf} for c in cmds)).stdout
-        res = []
-        for step in out.split("@@step\n")[1:]:
-            parts = dict(re.findall(r"^@@(\w+)(.*?)(?=^@@|\Z)", step, re.M | re.S))
-            rates = {k.rsplit("/", 1)[1]: v for k, v in
-                     json.loads(parts["rates"])["rate"].items()}
-            line = json.loads(parts["line"])["param"][self.dl][0]["values"][0]["value"]
-            vfs = {v["vf"]: (v["rate"]["min_tx"], v["rate"]["max_tx"])
-                   for v in json.loads(parts["vfs"])[0].get("vfinfo_list", [])}
-            ports = {int(k.rsplit("/", 1)[1]): v for k, v in
-                     json.loads(parts["ports"])["port"].items()}
-            res.append((int(parts["rc"]), parts["err"].strip(),
-                        {"rates": rates, "line_kbps": line, "vfs": vfs,
-                         "device": parse_qos(parts["qos"]), "ports": ports}))
-        assert len(res) == len(cmds), out
-        self.last = res[-1][2]
-        return res
-
-    def state(self):
-        return self.run_many([":"])[0][2]
-
-    def ok(self, *cmds):
-        """Each command succeeds; the state after the last."""
-        for c, (rc, err, _) in zip(cmds, self.run_many(cmds)):
-            assert rc == 0, f"{c}: {err}"
-        return self.last
-
-    def refused(self, *cases):
-        """Each (command, message): fails with `message` in its stderr and
-        changes nothing, in devlink, ip link or the device."""
-        before = self.last or self.state()
-        for (c, msg), (rc, err, after) in zip(cases, self.run_many([c for c, _ in cases])):
-            assert rc != 0, f"{c}: accepted"
-            assert msg in err, f"{c}: {err!r}"
-            assert after == before, f"{c} changed the state:\n{before}\n{after}"
-
-
-def parse_qos(text):
-    """The driver's debugfs qos: line rate, leaves and nodes from the device."""
-    st = {"line_bps": None, "leaf": {}, "node": {}}
-    for ln in text.strip().splitlines():
-        f = ln.split()
-        if f[0] == "line_rate_bps":
-            st["line_bps"] = int(f[1])
-        else:
-            assert f[2] != "error", ln
-            st[f[0]][int(f[1])] = {k: int(v) for k, v in zip(f[2::2], f[3::2])}
-    return st
-
-
-# The device keeps the line rate and the PF's leaf across driver loads (only
-# a PF reset restores them): every test starts and ends with neither set, so
-# no other lab test runs behind a line rate.
-RESET = ("devlink dev param set %(dl)s name line_rate_kbps value 0 cmode runtime; "
-         "devlink port function rate set %(dl)s/0 tx_share 0 tx_max 0 tx_priority 0 "
-         "tx_weight 0")
-
-
-@contextlib.contextmanager
-def pf_loaded(lab, num_vfs=2):
-    assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
-    try:
-        # udev renames the netdev (eth0 -> enp1s0): settle before naming it.
-        out = ssh(lab, f"""set -e; dmesg -C; insmod {MOD}; udevadm settle -t 20 || true
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-B=$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
-{RESET % {"dl": "pci/$B"}}
-[ {num_vfs} = 0 ] || echo {num_vfs} > /sys/bus/pci/devices/$B/sriov_numvfs
-echo $B $(ls /sys/bus/pci/devices/$B/net)""").stdout.split()
-        yield Pf(lab, out[-2], out[-1])
-    finally:
-        log = ssh(lab, f"""
-D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
-[ -d /sys/module/vfwarp_pf ] && {RESET % {"dl": "pci/$(basename $D)"}}
-[ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
-rmmod vfwarp_pf 2>/dev/null; dmesg; echo @@lsmod; lsmod""", check=False).stdout
-    log, mods = log.split("@@lsmod")
-    assert not re.search(r"^vfwarp_pf\s", mods, re.M), mods
-    # Every test unloads the driver with its tree in place: no splat.
-    assert not re.search(r"WARNING:|BUG:|Oops|refcount_t|rate nodes left", log), log
 
 
 def test_devlink_instance_info_and_ports_follow_vfs(lab2):
@@ -311,44 +189,71 @@ def test_ip_link_and_devlink_agree_on_vf_rates(lab2):
 
 LINE_MBIT = 12
 WEIGHTS = (3, 1)
+# Classes 1 and 2 get 63% and 27% (70:30); the others small shares, not 0%:
+# with an ETS class at 0% the device starves class 2 (see the docstring).
+ETS_BW = "0:4 1:63 2:27 3:2 4:1 5:1 6:1 7:1"
+ETS = (63, 27)
+DSCP = (10, 18)     # VF 0's flow -> priority/class 1, VF 1's -> 2
 
 
-def test_weights_share_a_congested_uplink(lab2):
+def two_flows(lab, extra=("", "")):
+    """iperf3 from VF 0 and VF 1 of h1 to VF 0 and VF 1 of h2 at once, 10 s
+    after 2 s of warm-up; Mbit/s received of each."""
+    for vf in (0, 1):
+        ssh(lab, f"ip netns exec vf{vf} setsid timeout 60 iperf3 -s -1 "
+                 f">/tmp/iperf3-s{vf}.log 2>&1 < /dev/null &", host="h2")
+    time.sleep(1)
+    cmd = "ip netns exec vf{vf} iperf3 -c {dst} -t 10 -O 2 {x} -J > /tmp/iperf3-c{vf}.json"
+    ssh(lab, cmd.format(vf=0, dst=addr("h2", 0), x=extra[0]) + " & " +
+        cmd.format(vf=1, dst=addr("h2", 1), x=extra[1]) + "; wait")
+    got = []
+    for vf in (0, 1):
+        res = json.loads(ssh(lab, f"cat /tmp/iperf3-c{vf}.json").stdout)
+        got.append(res["end"]["sum_received"]["bits_per_second"] / 1e6)
+    return got
+
+
+def test_shares_of_a_congested_uplink(lab2):
     """Two VFs of h1 send to h2 with iperf3 at once through a 12 Mbit/s
-    line rate, with tx_weight 3 and 1: they get 3:1.
+    line rate: with tx_weight 3 and 1 they get 3:1; then with equal weights
+    but their flows in two ETS classes of 63% and 27% (dcb ets, DSCP ->
+    priority by the dcb app table, trust dscp), they get 63:27 = 70:30.
 
     Why 12 Mbit/s: one VF-to-VF TCP flow under TCG reached 20-30 Mbit/s
     here with no line rate (two labs sharing 2 cores), so each flow can
-    send more than its share and the uplink stays congested. Measured
-    (3 runs): 8.39/2.87, 8.41/2.83, 8.39/2.88 Mbit/s, ratios 2.92-2.97,
-    sum 11.2-11.3 Mbit/s = the line rate minus headers (1448 of 1538 wire
-    bytes per frame: 11.3). The issue's tolerance, +-10% on the ratio,
-    holds with room; the sum checks the line rate itself (+-10%)."""
+    send more than its share and the uplink stays congested. Measured for
+    the weights (3 runs): 8.39/2.87, 8.41/2.83, 8.39/2.88 Mbit/s, ratios
+    2.92-2.97, sum 11.2-11.3 Mbit/s = the line rate minus headers (1448 of
+    1538 wire bytes per frame: 11.3). The issue's tolerance, +-10% on the
+    ratio, holds with room; the sum checks the line rate itself (+-10%).
+    ETS 56:24 (2.33) measured 7.52/3.13 Mbit/s = 2.40. With the other
+    classes at 0% instead (tc-bw 0:0 1:70 2:30 ...) the device gave the
+    lower-tag class nearly everything (10.9/0.3 Mbit/s at 70/30 and at
+    50/50): a device bug, not covered here (docs/status.md)."""
     require_modules()
     with vfs_up(lab2):
         pf = ssh(lab2, f"lspci -D -n -d {PF_ID}").stdout.split()[0]
-        d = f"pci/{pf}"
-        for vf in (0, 1):
-            ssh(lab2, f"ip netns exec vf{vf} setsid timeout 90 iperf3 -s -1 "
-                      f">/tmp/iperf3-s{vf}.log 2>&1 < /dev/null &", host="h2")
+        d, n = f"pci/{pf}", ssh(lab2, f"ls /sys/bus/pci/devices/{pf}/net").stdout.strip()
         try:
+            ssh(lab2, RESET % {"bdf": pf})
             ssh(lab2, f"devlink dev param set {d} name line_rate_kbps "
                       f"value {LINE_MBIT * 1000} cmode runtime; "
                       f"devlink port function rate set {d}/1 tx_weight {WEIGHTS[0]}; "
                       f"devlink port function rate set {d}/2 tx_weight {WEIGHTS[1]}")
-            time.sleep(1)
-            cmd = "ip netns exec vf{vf} iperf3 -c {dst} -t 10 -O 2 -J > /tmp/iperf3-c{vf}.json"
-            ssh(lab2, cmd.format(vf=0, dst=addr("h2", 0)) + " & " +
-                cmd.format(vf=1, dst=addr("h2", 1)) + "; wait")
-            got = []
-            for vf in (0, 1):
-                res = json.loads(ssh(lab2, f"cat /tmp/iperf3-c{vf}.json").stdout)
-                got.append(res["end"]["sum_received"]["bits_per_second"] / 1e6)
+            weighted = two_flows(lab2)
+            ssh(lab2, f"devlink port function rate set {d}/1 tx_weight 0; "
+                      f"devlink port function rate set {d}/2 tx_weight 0; "
+                      f"dcb ets set dev {n} tc-tsa all:ets tc-bw {ETS_BW} prio-tc all:0 1:1 2:2; "
+                      f"dcb app add dev {n} dscp-prio {DSCP[0]}:1 {DSCP[1]}:2; "
+                      f"dcb apptrust set dev {n} order dscp")
+            classes = two_flows(lab2, tuple(f"-S {x << 2}" for x in DSCP))
         finally:
-            ssh(lab2, RESET % {"dl": d})
-        ratio, total = got[0] / got[1], sum(got)
-        print(f"\nline rate {LINE_MBIT} Mbit/s, weights {WEIGHTS}: VF0 {got[0]:.2f}, "
-              f"VF1 {got[1]:.2f} Mbit/s, ratio {ratio:.2f}, sum {total:.2f}")
-        want = WEIGHTS[0] / WEIGHTS[1]
-        assert want * 0.9 <= ratio <= want * 1.1, got
-        assert LINE_MBIT * 1448 / 1538 * 0.9 <= total <= LINE_MBIT * 1.02, got
+            ssh(lab2, RESET % {"bdf": pf})
+        for what, got, want in (("weights", weighted, WEIGHTS), ("ets", classes, ETS)):
+            ratio, total = got[0] / got[1], sum(got)
+            print(f"\nline rate {LINE_MBIT} Mbit/s, {what} {want}: VF0 {got[0]:.2f}, "
+                  f"VF1 {got[1]:.2f} Mbit/s, ratio {ratio:.2f}, sum {total:.2f}")
+        for got, want in ((weighted, WEIGHTS), (classes, ETS)):
+            ratio, want = got[0] / got[1], want[0] / want[1]
+            assert want * 0.9 <= ratio <= want * 1.1, got
+            assert LINE_MBIT * 1448 / 1538 * 0.9 <= sum(got) <= LINE_MBIT * 1.02, got
