@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pf.h - state shared by the parts of the vfwarp PF driver: probe
- * (pf_main.c), admin queue client (pf_admin.c), netdev (pf_netdev.c) and
- * the VF configuration ops (pf_vf.c).
+ * (pf_main.c), admin queue client (pf_admin.c), netdev (pf_netdev.c), the
+ * VF configuration ops (pf_vf.c), the devlink instance and its ports
+ * (pf_devlink.c), devlink rate (pf_rate.c) and dcbnl (pf_dcb.c).
  */
 #ifndef VFW_PF_H
 #define VFW_PF_H
@@ -11,6 +12,7 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
+#include <net/devlink.h>
 
 #include "vfwarp/vfwarp_regs.h"
 #include "vfwarp/vfwarp_admin.h"
@@ -23,6 +25,22 @@ struct vfw_pf_aq_stats {
 	u64 errors;     /* completed with a non-OK status */
 	u64 timeouts;   /* no completion in time (queue then disabled) */
 };
+
+/*
+ * A devlink port of the PF (pf_devlink.c) and, for the PF and VF ports, the
+ * priv of its rate leaf (pf_rate.c): `fn` is the device's function index,
+ * 0 the PF and 1 + n VF n, which is also the QoS leaf index and the devlink
+ * port index.
+ */
+struct vfw_pf_port {
+	struct devlink_port dl;
+	struct vfw_pf *pf;
+	u16 fn;
+};
+
+/* devlink port index of the uplink: outside the function range (as mlx5's
+ * uplink vport 0xffff), so function n keeps port index n. */
+#define VFW_PF_UPLINK_PORT_INDEX 0xffff
 
 struct vfw_pf {
 	struct pci_dev *pdev;
@@ -47,6 +65,17 @@ struct vfw_pf {
 							       the admin */
 	u64 mbx_served;         /* VF requests answered */
 	u64 mbx_refused;        /* ... with a status other than OK */
+
+	/* devlink (pf_devlink.c): the instance, the uplink and PF ports, and
+	 * one port per enabled VF. vf_ports_lock guards vf_ports/num_vf_ports
+	 * for the ndo path (rtnl), which must not take the devlink lock. */
+	struct devlink *devlink;
+	struct vfw_pf_port uplink_port;
+	struct vfw_pf_port pf_port;
+	struct mutex vf_ports_lock;
+	struct vfw_pf_port *vf_ports;
+	int num_vf_ports;
+	bool rate_closed;	/* pf_rate.c: the device's tree is emptied */
 };
 
 /* The PF behind its netdev (pf_netdev.c keeps the pointer first in priv). */
@@ -60,6 +89,7 @@ int vfw_pf_aq_init(struct vfw_pf *pf);
 void vfw_pf_aq_fini(struct vfw_pf *pf);
 int vfw_pf_aq_exec(struct vfw_pf *pf, struct vfw_aq_desc *desc);
 int vfw_pf_aq_errno(u16 status);
+const char *vfw_pf_aq_status_str(u16 status);
 
 /* pf_netdev.c */
 int vfw_pf_netdev_create(struct vfw_pf *pf);
@@ -86,6 +116,75 @@ void vfw_pf_debugfs_init(struct vfw_pf *pf);
 void vfw_pf_debugfs_fini(struct vfw_pf *pf);
 void vfw_pf_debugfs_register(void);
 void vfw_pf_debugfs_unregister(void);
+
+/* pf_devlink.c */
+int vfw_pf_devlink_init(struct vfw_pf *pf);
+void vfw_pf_devlink_fini(struct vfw_pf *pf);
+int vfw_pf_devlink_vfs_add(struct vfw_pf *pf, int num_vfs);
+void vfw_pf_devlink_vfs_del(struct vfw_pf *pf);
+
+/* pf_rate.c */
+int vfw_pf_rate_leaf_create(struct vfw_pf_port *port);
+void vfw_pf_rate_init(struct vfw_pf *pf);
+void vfw_pf_rate_fini(struct vfw_pf *pf);
+void vfw_pf_rate_debugfs_init(struct vfw_pf *pf);
+void vfw_pf_rate_vf_sync(struct vfw_pf *pf, int vf);
+/* Which values a RANGE status refers to (the extack message). */
+enum vfw_pf_range {
+	VFW_RANGE_ANY,
+	VFW_RANGE_VF_RATE,
+	VFW_RANGE_RATE,
+	VFW_RANGE_PRIO,
+	VFW_RANGE_WEIGHT,
+	VFW_RANGE_LINE,
+};
+int vfw_pf_qos_errno(u16 status, enum vfw_pf_range range,
+		     struct netlink_ext_ack *extack);
+int vfw_pf_rate_leaf_tx_share_set(struct devlink_rate *rate, void *priv,
+				  u64 tx_share, struct netlink_ext_ack *extack);
+int vfw_pf_rate_leaf_tx_max_set(struct devlink_rate *rate, void *priv,
+				u64 tx_max, struct netlink_ext_ack *extack);
+int vfw_pf_rate_leaf_tx_priority_set(struct devlink_rate *rate, void *priv,
+				     u32 tx_priority,
+				     struct netlink_ext_ack *extack);
+int vfw_pf_rate_leaf_tx_weight_set(struct devlink_rate *rate, void *priv,
+				   u32 tx_weight,
+				   struct netlink_ext_ack *extack);
+int vfw_pf_rate_leaf_parent_set(struct devlink_rate *child,
+				struct devlink_rate *parent, void *priv_child,
+				void *priv_parent,
+				struct netlink_ext_ack *extack);
+int vfw_pf_rate_node_new(struct devlink_rate *node, void **priv,
+			 struct netlink_ext_ack *extack);
+int vfw_pf_rate_node_del(struct devlink_rate *node, void *priv,
+			 struct netlink_ext_ack *extack);
+int vfw_pf_rate_node_tx_share_set(struct devlink_rate *rate, void *priv,
+				  u64 tx_share, struct netlink_ext_ack *extack);
+int vfw_pf_rate_node_tx_max_set(struct devlink_rate *rate, void *priv,
+				u64 tx_max, struct netlink_ext_ack *extack);
+int vfw_pf_rate_node_tx_priority_set(struct devlink_rate *rate, void *priv,
+				     u32 tx_priority,
+				     struct netlink_ext_ack *extack);
+int vfw_pf_rate_node_tx_weight_set(struct devlink_rate *rate, void *priv,
+				   u32 tx_weight,
+				   struct netlink_ext_ack *extack);
+int vfw_pf_rate_node_parent_set(struct devlink_rate *child,
+				struct devlink_rate *parent, void *priv_child,
+				void *priv_parent,
+				struct netlink_ext_ack *extack);
+int vfw_pf_line_rate_get(struct vfw_pf *pf, u64 *bps);
+int vfw_pf_line_rate_set(struct vfw_pf *pf, u64 bps,
+			 struct netlink_ext_ack *extack);
+
+/* DCB_GET_APP: DSCP d's priority, nibble d % 2 (low first) of byte d / 2. */
+static inline u8 vfw_apps_dscp_prio(const struct vfw_aq_dcb_apps *a, int d)
+{
+	return (a->dscp_prio[d / 2] >> (4 * (d % 2))) & 0xf;
+}
+
+/* pf_dcb.c */
+void vfw_pf_dcb_set_ops(struct net_device *dev);
+void vfw_pf_dcb_init(struct vfw_pf *pf);
 
 /* pf_irq.c */
 /* The PF's MSI-X vectors, all allocated at probe: link, RX and TX as on the

@@ -59,9 +59,41 @@ int vfw_pf_aq_errno(u16 status)
 		return -EPROTONOSUPPORT;
 	case VFW_AQ_S_BAD_OPCODE:
 		return -EOPNOTSUPP;
+	/* 2.1 (QoS); docs/qos.md "Status -> errno and extack" */
+	case VFW_AQ_S_NOENT:
+		return -ENOENT;
+	case VFW_AQ_S_BUSY:
+		return -EBUSY;
+	case VFW_AQ_S_NOSPC:
+		return -ENOSPC;
+	case VFW_AQ_S_LOOP:
+		return -ELOOP;
+	case VFW_AQ_S_OVERSUB:
+		return -ERANGE;
 	default:
 		return -EIO;
 	}
+}
+
+/* For log messages: a completion status by name. */
+const char *vfw_pf_aq_status_str(u16 status)
+{
+	static const char * const names[] = {
+		[VFW_AQ_S_OK] = "OK",
+		[VFW_AQ_S_BAD_OPCODE] = "BAD_OPCODE",
+		[VFW_AQ_S_BAD_VF] = "BAD_VF",
+		[VFW_AQ_S_RANGE] = "RANGE",
+		[VFW_AQ_S_INVAL] = "INVAL",
+		[VFW_AQ_S_UNSUPPORTED] = "UNSUPPORTED",
+		[VFW_AQ_S_NOENT] = "NOENT",
+		[VFW_AQ_S_BUSY] = "BUSY",
+		[VFW_AQ_S_NOSPC] = "NOSPC",
+		[VFW_AQ_S_LOOP] = "LOOP",
+		[VFW_AQ_S_OVERSUB] = "OVERSUB",
+	};
+
+	return status < ARRAY_SIZE(names) && names[status] ? names[status] :
+							       "unknown";
 }
 
 /*

@@ -6,7 +6,9 @@
  * interface (include/vfwarp/vfwarp_regs.h) and report it; create and remove
  * VFs through the standard sysfs sriov_numvfs (sriov_configure); start the
  * admin queue (pf_admin.c) and register the PF netdev (pf_netdev.c) whose
- * VF ops (pf_vf.c) configure the VFs through it.
+ * VF ops (pf_vf.c) configure the VFs through it, and the devlink instance
+ * with a port per uplink, PF and VF (pf_devlink.c) and devlink rate
+ * (pf_rate.c).
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -103,6 +105,9 @@ static int vfw_pf_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = vfw_pf_netdev_create(pf);
 	if (err)
 		goto err_netdev;
+	err = vfw_pf_devlink_init(pf);
+	if (err)
+		goto err_devlink;
 	/* Last: VFs left enabled may ask at once, and need all of the above. */
 	err = vfw_pf_mbox_init(pf);
 	if (err)
@@ -111,6 +116,8 @@ static int vfw_pf_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_mbox:
+	vfw_pf_devlink_fini(pf);
+err_devlink:
 	vfw_pf_netdev_destroy(pf);
 err_netdev:
 	vfw_pf_irq_fini(pf);
@@ -180,6 +187,9 @@ static int vfw_pf_sriov_configure(struct pci_dev *pdev, int num_vfs)
 				busy, cur);
 			return -EBUSY;
 		}
+		/* Their devlink ports (and rate leaves) go first: no devlink
+		 * op may reach a VF on its way out. */
+		vfw_pf_devlink_vfs_del(pf);
 		pci_disable_sriov(pdev);
 		/* New VFs start with no administrator-set MAC. */
 		bitmap_zero(pf->vf_admin_mac, VFW_SRIOV_TOTAL_VFS);
@@ -199,6 +209,13 @@ static int vfw_pf_sriov_configure(struct pci_dev *pdev, int num_vfs)
 		dev_err(dev, "cannot enable %d VFs: %d\n", num_vfs, err);
 		return err;
 	}
+	err = vfw_pf_devlink_vfs_add(pf, num_vfs);
+	if (err) {
+		dev_err(dev, "cannot create the devlink ports of %d VFs: %d\n",
+			num_vfs, err);
+		pci_disable_sriov(pdev);
+		return err;
+	}
 	dev_info(dev, "SR-IOV enabled: %d VFs\n", num_vfs);
 	return num_vfs;
 }
@@ -209,6 +226,7 @@ static void vfw_pf_remove(struct pci_dev *pdev)
 	int num = pci_num_vf(pdev);
 
 	vfw_pf_debugfs_fini(pf);
+	vfw_pf_devlink_fini(pf);
 	vfw_pf_mbox_fini(pf);
 	vfw_pf_netdev_destroy(pf);
 

@@ -5,7 +5,8 @@
  * data path the VFs use (common/kernel/vfw_eth.c: rings, NAPI, counters);
  * MAC = the adapter's permanent MAC, carrier = the uplink's (LINK_STATUS +
  * the link vector); the VF ops of pf_vf.c; ethtool -S with the admin queue
- * counters and the ring counters. MSI-X vectors come from pf_irq.c.
+ * counters and the ring counters; dcbnl ops from pf_dcb.c. MSI-X vectors
+ * come from pf_irq.c.
  */
 #include <linux/ethtool.h>
 #include <linux/interrupt.h>
@@ -195,10 +196,12 @@ int vfw_pf_netdev_create(struct vfw_pf *pf)
 	else
 		eth_hw_addr_random(dev);
 	netif_carrier_off(dev);
+	vfw_pf_dcb_set_ops(dev);
 	pf->netdev = dev;
 	err = register_netdev(dev);
 	if (err)
 		goto err_napi;
+	vfw_pf_dcb_init(pf);
 	return 0;
 
 err_napi:

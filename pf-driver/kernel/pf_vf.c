@@ -41,8 +41,8 @@ static int vfw_pf_vf_cmd(struct vfw_pf *pf, u16 op, int vf,
 	if (st < 0)
 		return st;
 	if (st != VFW_AQ_S_OK)
-		netdev_err(pf->netdev, "%s for VF %d refused by the adapter (status %d)\n",
-			   what, vf, st);
+		netdev_err(pf->netdev, "%s for VF %d refused by the adapter (status %d %s)\n",
+			   what, vf, st, vfw_pf_aq_status_str(st));
 	return vfw_pf_aq_errno(st);
 }
 
@@ -118,7 +118,14 @@ int vfw_pf_set_vf_rate(struct net_device *dev, int vf, int min_tx_rate,
 	}
 	d.u.rate.min_mbps = cpu_to_le32(min_tx_rate);
 	d.u.rate.max_mbps = cpu_to_le32(max_tx_rate);
-	return vfw_pf_vf_cmd(pf, VFW_AQ_OP_SET_VF_RATE, vf, &d, "set rate");
+	/* OVERSUB (-ERANGE): the guarantee does not fit under the VF's parent
+	 * rate node or the line rate (docs/qos.md). */
+	err = vfw_pf_vf_cmd(pf, VFW_AQ_OP_SET_VF_RATE, vf, &d, "set rate");
+	if (err)
+		return err;
+	/* The same numbers are the VF's devlink rate leaf (one model). */
+	vfw_pf_rate_vf_sync(pf, vf);
+	return 0;
 }
 
 static int vfw_pf_set_vf_bool(struct net_device *dev, int vf, u16 op,
@@ -279,6 +286,7 @@ void vfw_pf_debugfs_init(struct vfw_pf *pf)
 	debugfs_create_file("vf_config", 0400, pf->dbg, pf,
 			    &vfw_pf_vf_config_fops);
 	debugfs_create_file("mbox", 0400, pf->dbg, pf, &vfw_pf_mbox_fops);
+	vfw_pf_rate_debugfs_init(pf);
 }
 
 void vfw_pf_debugfs_fini(struct vfw_pf *pf)
