@@ -306,19 +306,31 @@ static void advance_clock(vsw_qos *q, qos_ent *p, unsigned tc)
         p->vclock[tc] = m;
 }
 
+/* The ETS classes' clock: the smallest tag among the waiting classes of
+ * the tier being served (those with a share; the 0% ones only when none
+ * with a share waits).  A 0% class that waits behind the shared ones is
+ * not served, so its tag stands still: counted here it would hold the
+ * clock back, every shared class would reach the same lag cap in charge()
+ * and the lowest class would win every tie (measured in the lab: 97% for
+ * a 70% class). */
 static void class_clock(vsw_qos *q)
 {
-    int found = 0;
-    vsw_u128 m = 0;
-    for (unsigned t = 0; t < VSW_NUM_TC; t++) {
-        if (q->conf.ets.tsa[t] == VSW_TSA_ETS && q->ent[QOS_ROOT].backlog[t] &&
-            (!found || q->tc_vt[t] < m)) {
-            m = q->tc_vt[t];
-            found = 1;
+    for (int tier = 0; tier < 2; tier++) {
+        int found = 0;
+        vsw_u128 m = 0;
+        for (unsigned t = 0; t < VSW_NUM_TC; t++) {
+            if (q->conf.ets.tsa[t] == VSW_TSA_ETS && q->ent[QOS_ROOT].backlog[t] &&
+                (q->tc_weight[t] == 0) == (tier == 1) && (!found || q->tc_vt[t] < m)) {
+                m = q->tc_vt[t];
+                found = 1;
+            }
+        }
+        if (found) {
+            if (m > q->tc_vclock)
+                q->tc_vclock = m;
+            return;
         }
     }
-    if (found && m > q->tc_vclock)
-        q->tc_vclock = m;
 }
 
 /* Charge a frame of `len` bytes of class tc sent by `leaf` along its path. */

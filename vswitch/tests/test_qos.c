@@ -215,12 +215,15 @@ static void test_strict_latency(void)
     }
 }
 
-/* ETS: two saturated classes share 70:30; three classes 50:30:20. */
+/* ETS: two saturated classes share 70:30; three classes 50:30:20; 70:30
+ * while a saturated 0% class waits (it gets only what the others leave:
+ * nothing here; a lab run once saw its stale tag pin the class clock, and
+ * the lower class then took ~97%). */
 static void test_ets_shares(void)
 {
     printf("ETS shares\n");
-    static const uint8_t bws[2][3] = {{70, 30, 0}, {50, 30, 20}};
-    for (int c = 0; c < 2; c++) {
+    static const uint8_t bws[3][3] = {{70, 30, 0}, {50, 30, 20}, {0, 70, 30}};
+    for (int c = 0; c < 3; c++) {
         sim m = {0};
         m.q = mkq(6, 10e9);
         vsw_qos_ets e = {0};
@@ -229,7 +232,7 @@ static void test_ets_shares(void)
         for (unsigned t = 0; t < 3; t++)
             e.bw[t] = bws[c][t];
         CHECK_EQ(vsw_qos_ets_set(m.q, &e, NULL), 0);
-        unsigned ncls = c ? 3 : 2;
+        unsigned ncls = c ? 3 : 2;      /* the 70:30 case leaves class 2 idle */
         for (unsigned t = 0; t < ncls; t++) {       /* 2 VFs per class */
             add_src(&m, 2 * t, t, 1500, 0);
             add_src(&m, 2 * t + 1, t, 300, 0);
@@ -240,7 +243,12 @@ static void test_ets_shares(void)
                        rate_of(&m, &m.s[2 * t + 1], 5 * MS, 45 * MS);
             char what[64];
             snprintf(what, sizeof(what), "class %u (ETS %u%%)", t, bws[c][t]);
-            CHECK(within(what, r, 10e9 * bws[c][t] / 100, 0.05));
+            if (bws[c][t])
+                CHECK(within(what, r, 10e9 * bws[c][t] / 100, 0.05));
+            else {                   /* the leftover: nothing, at most 10 Mbit/s */
+                printf("  %-44s %10.4g  want <= 1e+07\n", what, r);
+                CHECK(r <= 10e6);
+            }
         }
         vsw_qos_destroy(m.q);
     }
