@@ -231,13 +231,17 @@ def ibdev_of(lab, host, vf):
 RES_KINDS = ("pd", "cq", "qp", "mr", "cm_id", "ctx")
 
 
-def res_counts(lab, host, dev):
-    out = lab.ssh(host, "rdma res show").stdout      # one summary line per device
+def res_summary(out, dev):
+    """`dev`'s line of `rdma res show` (one per device): ({kind: count}, line)."""
     m = re.search(rf"^\d+: {dev}: (.*)$", out, re.M)
     assert m, out
     counts = {k: int(v) for k, v in re.findall(r"\b(\w+) (\d+)\b", m.group(1))}
     assert set(RES_KINDS) <= set(counts), out
     return counts, m.group(0)
+
+
+def res_counts(lab, host, dev):
+    return res_summary(lab.ssh(host, "rdma res show").stdout, dev)
 
 
 def res_snapshot(lab, host, dev):
@@ -252,11 +256,8 @@ def res_snapshot(lab, host, dev):
     out = lab.ssh(host, cmds).stdout
     parts = {m.group(1): m.group(2) for m in re.finditer(r"^@@(\w+)\n(.*?)(?=^@@|\Z)", out,
                                                           re.M | re.S)}
-    m = re.search(rf"^\d+: {dev}: (.*)$", parts.get("summary", ""), re.M)
-    assert m, out
-    counts = {k: int(v) for k, v in re.findall(r"\b(\w+) (\d+)\b", m.group(1))}
-    assert set(RES_KINDS) <= set(counts), out
-    return counts, m.group(0), {k: parts.get(k, "") for k in kinds}
+    counts, line = res_summary(parts.get("summary", ""), dev)
+    return counts, line, {k: parts.get(k, "") for k in kinds}
 
 
 def test_rdma_res_shows_objects_while_running(verbs):
