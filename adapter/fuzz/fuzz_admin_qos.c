@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fuzz_admin_qos.c - the 2.1 QoS admin commands (src/admin_qos.c) under PF
- * driver control, against the real data path and its uplink scheduler.
+ * fuzz_admin_qos.c - the 2.1 QoS admin commands (src/admin_qos.c) and the
+ * 2.2 eswitch mode commands (src/admin_esw.c) under PF driver control,
+ * against the real data path and its uplink scheduler.
  * The input is a script of 64-byte steps: a descriptor (the opcode picked
  * from the QoS commands, SET_VF_RATE, GET_VF_CONFIG or taken raw; every
  * other byte as given), or an event (NumVFs change, a frame injected as a
@@ -70,6 +71,7 @@ static const uint16_t OPS[] = {
     VFW_AQ_OP_QOS_NODES_GET, VFW_AQ_OP_QOS_LEAF_GET, VFW_AQ_OP_DCB_GET_ETS,
     VFW_AQ_OP_DCB_GET_MAXRATE, VFW_AQ_OP_DCB_GET_APP, VFW_AQ_OP_QOS_GET_TC_STATS,
     VFW_AQ_OP_SET_VF_RATE, VFW_AQ_OP_GET_VF_CONFIG,
+    VFW_AQ_OP_ESW_SET_MODE, VFW_AQ_OP_ESW_GET_MODE,
 };
 #define NOPS (sizeof(OPS) / sizeof(OPS[0]))
 
@@ -151,6 +153,7 @@ static void state(struct ser *s)
         put(s, c->qos);
     }
     put(s, adm.num_vfs);
+    put(s, vfw_dp_switchdev(dp));
 }
 
 /* One model: an enabled VF's leaf is its ip link rate. */
@@ -205,6 +208,9 @@ static void restore(void)
         vfw_dp_set_dcb(dp, &b0);
     }
     vfw_dp_set_line_rate(dp, VFW_DP_LINE_DEFAULT, NULL);
+    if (vfw_dp_set_switchdev(dp, false)) {
+        abort();
+    }
     vfw_admin_reset(&adm);
     vfw_admin_set_num_vfs(&adm, 1);
 }

@@ -93,7 +93,9 @@ struct vfw_admin_ops {
      * QoS state (the admin queue none), so vfw_dp_reset resets it. NULL,
      * or a data path without a scheduler: those commands fail with
      * UNSUPPORTED. With it SET_VF_RATE also sets the VF's leaf and fails
-     * with OVERSUB when the guarantees would not fit. */
+     * with OVERSUB when the guarantees would not fit. The eswitch mode
+     * commands (2.2, 0x03xx, admin_esw.c) set and read the same data
+     * path's mode; NULL: UNSUPPORTED. */
     struct vfw_dp *qos_dp;
 };
 

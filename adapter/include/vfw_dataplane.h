@@ -185,6 +185,12 @@ int vfw_dp_set_dcb(struct vfw_dp *dp, const struct vfw_dp_dcb *b);
 void vfw_dp_get_dcb(const struct vfw_dp *dp, struct vfw_dp_dcb *b);
 
 /* Counters of function `fn` (VFW_STAT_*), 64-bit. */
+/* 2.2: eswitch mode (docs/switchdev.md): legacy (false, the default and
+ * after vfw_dp_reset) or switchdev (true). */
+int vfw_dp_set_switchdev(struct vfw_dp *dp, bool on);
+bool vfw_dp_switchdev(const struct vfw_dp *dp);
+unsigned vfw_dp_num_vfs(const struct vfw_dp *dp);
+
 uint64_t vfw_dp_stat(const struct vfw_dp *dp, unsigned fn, unsigned stat);
 bool vfw_dp_link_up(const struct vfw_dp *dp, unsigned fn);
 

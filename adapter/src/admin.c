@@ -431,6 +431,10 @@ uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
             st = admin_qos_exec(a, op, d);
             break;
         }
+        if (admin_esw_opcode(op)) {
+            st = admin_esw_exec(a, op, d);
+            break;
+        }
         st = VFW_AQ_S_BAD_OPCODE;
         break;
     }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * admin_internal.h - shared by the admin queue's files: admin.c (ring, VF
- * commands) and admin_qos.c (2.1 QoS commands). Descriptors are decoded
+ * commands), admin_qos.c (2.1 QoS commands) and admin_esw.c (2.2 eswitch
+ * mode). Descriptors are decoded
  * byte-wise (little endian) at the offsets of the structs in
  * vfwarp_admin.h, so the device model is right on any host.
  */
@@ -72,6 +73,10 @@ static inline bool all_zero(const uint8_t *p, size_t n)
 /* admin.c: commit `n` as VF vf's config (gen bumps if it changed). */
 void admin_vf_commit(struct vfw_admin *a, uint16_t vf,
                      const struct vfw_vf_cfg *n);
+
+/* admin_esw.c (2.2: eswitch mode) */
+bool admin_esw_opcode(uint16_t op);
+uint16_t admin_esw_exec(struct vfw_admin *a, uint16_t op, uint8_t *d);
 
 /* admin_qos.c */
 bool admin_qos_opcode(uint16_t op);

@@ -72,6 +72,7 @@ struct vfw_dp {
     uint64_t line_bps;          /* QoS: 0 = no line rate (frames go at once) */
     uint64_t line_default;      /* what a reset restores */
     struct vfw_dp_dcb dcb;      /* QoS: priority of a frame, priority -> TC */
+    bool switchdev;             /* 2.2: eswitch mode (docs/switchdev.md) */
 };
 
 static void tx_kick(struct vfw_dp *dp, unsigned fn);
@@ -167,9 +168,14 @@ static bool bit_on(const uint8_t *map, unsigned v)
     return map[v / 8] & (1u << (v % 8));
 }
 
-/* Should VF config `c` have its MAC in the FDB for VID `v`? */
-static bool fdb_wants(const struct vfw_dp_vf_cfg *c, unsigned v)
+/* Should VF config `c` have its MAC in the FDB for VID `v`? In switchdev
+ * mode no: the representors' slow path (or an offloaded rule) decides. */
+static bool fdb_wants(const struct vfw_dp *dp, const struct vfw_dp_vf_cfg *c,
+                      unsigned v)
 {
+    if (dp->switchdev) {
+        return false;
+    }
     return c->vlan ? v == c->vlan : v == 0 || bit_on(c->vlan_filter, v);
 }
 
@@ -186,7 +192,7 @@ static int fdb_sync(struct vfw_dp *dp, unsigned vf, const uint8_t mac[6])
     bool new_mac = memcmp(dp->fdb_mac[vf], mac, 6) != 0;
 
     for (unsigned v = 0; v < 4096; v++) {
-        if (bit_on(have, v) && (!fdb_wants(c, v) || new_mac)) {
+        if (bit_on(have, v) && (!fdb_wants(dp, c, v) || new_mac)) {
             vsw_fdb_del(dp->sw, dp->fdb_mac[vf], (uint16_t)v, NULL);
             have[v / 8] &= (uint8_t)~(1u << (v % 8));
         }
@@ -195,7 +201,7 @@ static int fdb_sync(struct vfw_dp *dp, unsigned vf, const uint8_t mac[6])
     for (unsigned v = 0; v < 4096; v++) {
         int rc;
 
-        if (fdb_wants(c, v) && !bit_on(have, v)) {
+        if (fdb_wants(dp, c, v) && !bit_on(have, v)) {
             rc = vsw_fdb_add(dp->sw, mac, (uint16_t)v, VSW_PORT_VF(vf), NULL);
             if (rc) {
                 return rc;
@@ -260,6 +266,8 @@ static int apply_vf(struct vfw_dp *dp, unsigned vf)
     pc.trust = c->trust && (c->rx_mode & VFW_RXM_PROMISC);
     pc.link_up = fn_link(dp, VFW_DP_FN_VF(vf));
     pc.learn = false;
+    /* switchdev: what nothing forwards goes to the VF's representor */
+    pc.miss_port = dp->switchdev ? VSW_PORT_PF : VSW_PORT_ANY;
     apply_classes(dp, &pc, c->vlan || c->qos ? c->qos : -1);
     rc = vsw_port_set(dp->sw, VSW_PORT_VF(vf), &pc, NULL);
     if (rc) {
@@ -274,8 +282,9 @@ static int apply_ports(struct vfw_dp *dp)
     int rc;
 
     vsw_port_cfg_default(&pc);
-    pc.learn = true;
+    pc.learn = !dp->switchdev;
     pc.link_up = dp->uplink_up;
+    pc.miss_port = dp->switchdev ? VSW_PORT_PF : VSW_PORT_ANY;
     rc = vsw_port_set(dp->sw, VSW_PORT_UPLINK, &pc, NULL);
     if (rc) {
         return rc;
@@ -283,6 +292,9 @@ static int apply_ports(struct vfw_dp *dp)
     vsw_port_cfg_default(&pc);
     memcpy(pc.mac, dp->pf_mac, 6);
     pc.link_up = true;
+    /* switchdev: the PF netdev is the uplink representor: to the wire */
+    pc.fdb_off = dp->switchdev;
+    pc.miss_port = dp->switchdev ? VSW_PORT_UPLINK : VSW_PORT_ANY;
     apply_classes(dp, &pc, -1);
     rc = vsw_port_set(dp->sw, VSW_PORT_PF, &pc, NULL);
     if (rc) {
@@ -666,8 +678,11 @@ static bool fetch(struct vfw_dp *dp, unsigned fn, struct dp_ring *r,
     return true;
 }
 
+/* Write a frame to fn's RX ring. src_vf >= 0 (switchdev, PF only): the
+ * frame is VF src_vf's slow path, for its representor: tagged in the
+ * descriptor, and never the PF's own RDMA engine's. */
 static void rx_frame(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
-                     size_t len)
+                     size_t len, int src_vf)
 {
     struct dp_fn *f = &dp->fn[fn];
     struct dp_ring *r = &f->rx;
@@ -677,7 +692,8 @@ static void rx_frame(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
 
     /* 2.0: the function's RDMA engine sees the frame first (its flow
      * table decides); what it takes is fn's RX all the same */
-    if (dp->ops->rx_steer && dp->ops->rx_steer(dp->ctx, fn, frame, len)) {
+    if (src_vf < 0 && dp->ops->rx_steer &&
+        dp->ops->rx_steer(dp->ctx, fn, frame, len)) {
         f->stat[VFW_STAT_RX_PKTS]++;
         f->stat[VFW_STAT_RX_BYTES] += len;
         return;
@@ -701,6 +717,11 @@ static void rx_frame(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
         raw[8] = (uint8_t)len;
         raw[9] = (uint8_t)(len >> 8);
         raw[10] |= VFW_RXD_STS_EOP;
+        if (src_vf >= 0) {
+            raw[10] |= VFW_RXD_STS_SRC;
+            raw[14] = (uint8_t)src_vf;
+            raw[15] = (uint8_t)(src_vf >> 8);
+        }
         f->stat[VFW_STAT_RX_PKTS]++;
         f->stat[VFW_STAT_RX_BYTES] += len;
     }
@@ -749,10 +770,13 @@ static void deliver(struct vfw_dp *dp, const vsw_decision *d, unsigned port,
             dp->ops->uplink_tx(dp->ctx, frame, len);
         }
     } else if (port == VSW_PORT_PF) {
-        rx_frame(dp, VFW_DP_FN_PF, frame, len);
+        /* switchdev: whatever a VF sends the PF is its representor's */
+        int src = dp->switchdev && d->in_port >= 2 ? (int)d->in_port - 2 : -1;
+
+        rx_frame(dp, VFW_DP_FN_PF, frame, len, src);
     } else if (port - 2 < dp->total_vfs) {
         if (vf_rx_accepts(&dp->cfg[port - 2], frame)) {
-            rx_frame(dp, VFW_DP_FN_VF(port - 2), frame, len);
+            rx_frame(dp, VFW_DP_FN_VF(port - 2), frame, len, -1);
         } else {
             dp->fn[VFW_DP_FN_VF(port - 2)].stat[VFW_STAT_RX_FILTERED]++;
         }
@@ -784,6 +808,21 @@ static unsigned switch_frame(struct vfw_dp *dp, unsigned in_port,
         }
     }
     return VSW_DROP_NONE;
+}
+
+/* Representor xmit: straight to VF vf's RX (its multicast filter and link
+ * apply, as for any frame the VF receives), not through the switch. */
+static void to_vf(struct vfw_dp *dp, unsigned vf, const uint8_t *frame,
+                  size_t len)
+{
+    if (!fn_link(dp, VFW_DP_FN_VF(vf))) {
+        return;
+    }
+    if (vf_rx_accepts(&dp->cfg[vf], frame)) {
+        rx_frame(dp, VFW_DP_FN_VF(vf), frame, len, -1);
+    } else {
+        dp->fn[VFW_DP_FN_VF(vf)].stat[VFW_STAT_RX_FILTERED]++;
+    }
 }
 
 static void count_drop(struct dp_fn *f, unsigned reason)
@@ -926,9 +965,21 @@ static void tx_kick(struct vfw_dp *dp, unsigned fn)
             dp->buf[15] = (uint8_t)tci;
             total += 4;
         }
+        if (!bad && (raw[0][10] & VFW_TXD_TO_PORT)) {
+            /* representor xmit: the PF in switchdev mode, an existing VF */
+            uint16_t to = le16(raw[0] + 14);
+
+            if (fn != VFW_DP_FN_PF || !dp->switchdev || to >= dp->total_vfs) {
+                bad = true;
+            }
+        }
         if (bad) {
             status |= VFW_TXD_STS_ERR;
             f->stat[VFW_STAT_TX_DESC_ERR]++;
+        } else if (raw[0][10] & VFW_TXD_TO_PORT) {
+            f->stat[VFW_STAT_TX_PKTS]++;
+            f->stat[VFW_STAT_TX_BYTES] += total;
+            to_vf(dp, le16(raw[0] + 14), dp->buf, total);
         } else {
             unsigned why;
 
@@ -1199,6 +1250,9 @@ void vfw_dp_reset(struct vfw_dp *dp)
     }
     vfw_uplink_flush(dp->up);           /* QoS hook */
     qos_reset(dp);
+    if (dp->switchdev) {                /* a reset restores legacy mode */
+        vfw_dp_set_switchdev(dp, false);
+    }
     for (unsigned vf = 0; vf < dp->total_vfs; vf++) {
         cfg_default(&dp->cfg[vf]);
         apply_vf(dp, vf);
@@ -1208,6 +1262,43 @@ void vfw_dp_reset(struct vfw_dp *dp)
     for (unsigned fn = 0; fn < fn_count(dp); fn++) {
         vfw_dp_reset_fn(dp, fn);
     }
+}
+
+/*
+ * 2.2: eswitch mode. Every port's forwarding is re-derived (apply_ports:
+ * FDB entries of the VFs, misses, the uplink's learning) and learned
+ * entries are flushed, so no frame is forwarded by a learned entry of the
+ * other mode. On failure (OOM in the switch) the old mode is put back.
+ */
+int vfw_dp_set_switchdev(struct vfw_dp *dp, bool on)
+{
+    int rc;
+
+    if (!dp) {
+        return -EINVAL;
+    }
+    if (dp->switchdev == on) {
+        return 0;
+    }
+    dp->switchdev = on;
+    rc = apply_ports(dp);
+    if (rc) {
+        dp->switchdev = !on;
+        apply_ports(dp);
+        return rc;
+    }
+    vsw_fdb_flush_learned(dp->sw);
+    return 0;
+}
+
+bool vfw_dp_switchdev(const struct vfw_dp *dp)
+{
+    return dp && dp->switchdev;
+}
+
+unsigned vfw_dp_num_vfs(const struct vfw_dp *dp)
+{
+    return dp ? dp->total_vfs : 0;
 }
 
 uint64_t vfw_dp_stat(const struct vfw_dp *dp, unsigned fn, unsigned stat)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vfw_admin.h"
 #include "vfw_dataplane.h"
 
 static int passed, failed;
@@ -783,6 +784,131 @@ static void test_inject_steer(void)
     vfw_dp_destroy(dp);
 }
 
+/* RX descriptor i of fn, as written back. */
+static const uint8_t *rx_desc(unsigned fn, unsigned i) { return at(R(fn) + 0x1000 + 16 * i); }
+
+static int a_none_rd(void *o, uint64_t a, void *b, size_t n) { (void)o; (void)a; (void)b; (void)n; return -1; }
+static int a_none_wr(void *o, uint64_t a, const void *b, size_t n) { (void)o; (void)a; (void)b; (void)n; return -1; }
+
+static uint16_t esw_cmd(struct vfw_admin *a, uint16_t op, uint8_t mode, struct vfw_aq_desc *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->opcode = op;
+    d->u.esw.mode = mode;
+    return vfw_admin_exec(a, (uint8_t *)d);
+}
+
+/*
+ * 2.2 switchdev mode through its admin command: a VF's frames that nothing
+ * forwards reach the PF tagged with the VF (its representor's RX), wire
+ * frames reach the PF untagged, the PF's untagged frames go to the wire
+ * only, a PF descriptor with TO_PORT reaches one VF; bad uses of TO_PORT
+ * and bad commands fail alone; legacy mode forwards as before.
+ */
+static void test_switchdev(void)
+{
+    struct vfw_dp *dp = fresh();
+    struct vfw_admin adm;
+    struct vfw_admin_ops aops = { .dma_read = a_none_rd, .dma_write = a_none_wr, .qos_dp = dp };
+    struct vfw_aq_desc d;
+    uint8_t a[6], b[6], f[200];
+    const uint8_t remote[6] = { 2, 0, 0, 9, 9, 9 };
+    unsigned i;
+
+    CHECK(vfw_admin_init(&adm, &aops, 4) == 0);
+    vfw_admin_set_num_vfs(&adm, 4);
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_GET_MODE, 0, &d) == VFW_AQ_S_OK);
+    CHECK(d.u.esw.mode == VFW_ESW_MODE_LEGACY && d.u.esw.num_vfs == 4);
+    /* bad commands change nothing */
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, 2, &d) == VFW_AQ_S_RANGE);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_AQ_OP_ESW_SET_MODE;
+    d.u.esw.mode = VFW_ESW_MODE_SWITCHDEV;
+    d.u.esw.rsvd[3] = 1;
+    CHECK(vfw_admin_exec(&adm, (uint8_t *)&d) == VFW_AQ_S_INVAL);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_AQ_OP_ESW_SET_MODE;
+    d.vf = 1;
+    d.u.esw.mode = VFW_ESW_MODE_SWITCHDEV;
+    CHECK(vfw_admin_exec(&adm, (uint8_t *)&d) == VFW_AQ_S_INVAL);
+    CHECK(!vfw_dp_switchdev(dp));
+
+    vmac(dp, 0, a);
+    vmac(dp, 1, b);
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, VFW_ESW_MODE_SWITCHDEV, &d) == VFW_AQ_S_OK);
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_GET_MODE, 0, &d) == VFW_AQ_S_OK);
+    CHECK(d.u.esw.mode == VFW_ESW_MODE_SWITCHDEV);
+    /* VF0 -> VF1's MAC: to the PF, tagged "from VF 0", not to VF1 */
+    frame_make(f, b, a, 100, 0x11);
+    i = tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(tx_status(1, i) == VFW_TXD_STS_DD);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 0);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == 1);
+    CHECK(rx_desc(0, 0)[10] == (VFW_RXD_STS_DD | VFW_RXD_STS_EOP | VFW_RXD_STS_SRC));
+    CHECK((rx_desc(0, 0)[14] | rx_desc(0, 0)[15] << 8) == 0);
+    CHECK(!memcmp(at(B(0) + 0x8000), f, 100));
+    /* VF1's broadcast: one copy, to the PF as VF 1's; not flooded */
+    memset(f, 0xff, 6);
+    memcpy(f + 6, b, 6);
+    tx_post(dp, 2, f, 60, 0, 0, true);
+    CHECK(uplink_frames == 0);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_RX_PKTS) == 0 && vfw_dp_stat(dp, 3, VFW_STAT_RX_PKTS) == 0);
+    CHECK(rx_desc(0, 1)[10] & VFW_RXD_STS_SRC);
+    CHECK((rx_desc(0, 1)[14] | rx_desc(0, 1)[15] << 8) == 1);
+    /* from the wire to VF0's MAC: the PF, untagged (uplink representor) */
+    frame_make(f, a, remote, 80, 0x22);
+    vfw_dp_uplink_rx(dp, f, 80);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_RX_PKTS) == 0);
+    CHECK(rx_desc(0, 2)[10] == (VFW_RXD_STS_DD | VFW_RXD_STS_EOP));
+    /* the PF's frame to VF0's MAC goes to the wire, not to VF0 */
+    frame_make(f, a, pf_mac, 90, 0x33);
+    tx_post(dp, 0, f, 90, 0, 0, true);
+    CHECK(uplink_frames == 1 && uplink_last_len == 90);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_RX_PKTS) == 0);
+    /* representor xmit: PF, TO_PORT 0 -> VF0's RX, as is */
+    frame_make(f, a, remote, 120, 0x44);
+    {
+        uint8_t *dd;
+
+        i = tx_post(dp, 0, f, 120, VFW_TXD_TO_PORT, 0, false);
+        dd = at(R(0) + 16 * i);
+        put16(dd + 14, 0);
+        wr(dp, 0, VFW_REG_TXQ0 + VFW_RING_TAIL, tx_tail[0]);
+        CHECK(tx_status(0, i) == VFW_TXD_STS_DD);
+        CHECK(vfw_dp_stat(dp, 1, VFW_STAT_RX_PKTS) == 1);
+        CHECK(!memcmp(at(B(1) + 0x8000), f, 120));
+        CHECK(uplink_frames == 1);
+        /* a VF that does not exist: the descriptor fails alone */
+        i = tx_post(dp, 0, f, 120, VFW_TXD_TO_PORT, 0, false);
+        dd = at(R(0) + 16 * i);
+        put16(dd + 14, 4);
+        wr(dp, 0, VFW_REG_TXQ0 + VFW_RING_TAIL, tx_tail[0]);
+        CHECK(tx_status(0, i) == (VFW_TXD_STS_DD | VFW_TXD_STS_ERR));
+        /* TO_PORT from a VF's ring: refused */
+        i = tx_post(dp, 2, f, 120, VFW_TXD_TO_PORT, 0, true);
+        CHECK(tx_status(2, i) == (VFW_TXD_STS_DD | VFW_TXD_STS_ERR));
+        CHECK(vfw_dp_stat(dp, 1, VFW_STAT_RX_PKTS) == 1);
+    }
+    /* back to legacy: VF0 -> VF1 is forwarded in the switch again, and
+     * TO_PORT is refused on the PF too */
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, VFW_ESW_MODE_LEGACY, &d) == VFW_AQ_S_OK);
+    frame_make(f, b, a, 100, 0x55);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 1);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == 3);
+    i = tx_post(dp, 0, f, 120, VFW_TXD_TO_PORT, 0, true);
+    CHECK(tx_status(0, i) == (VFW_TXD_STS_DD | VFW_TXD_STS_ERR));
+    /* a device reset leaves switchdev mode */
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, VFW_ESW_MODE_SWITCHDEV, &d) == VFW_AQ_S_OK);
+    vfw_dp_reset(dp);
+    CHECK(!vfw_dp_switchdev(dp));
+    /* no data path behind the queue: UNSUPPORTED */
+    aops.qos_dp = NULL;
+    CHECK(vfw_admin_init(&adm, &aops, 4) == 0);
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_GET_MODE, 0, &d) == VFW_AQ_S_UNSUPPORTED);
+    vfw_dp_destroy(dp);
+}
+
 int main(void)
 {
     test_regs();
@@ -793,6 +919,7 @@ int main(void)
     test_shaping();
     test_chaos();
     test_inject_steer();
+    test_switchdev();
     printf("dataplane: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

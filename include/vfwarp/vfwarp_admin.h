@@ -97,6 +97,10 @@
 #define VFW_AQ_OP_DCB_GET_APP       0x0287  /* -> struct vfw_aq_dcb_apps */
 #define VFW_AQ_OP_QOS_GET_TC_STATS  0x0288  /* -> struct vfw_aq_qos_tc_stats */
 
+/* 2.2: the embedded switch's mode (docs/switchdev.md). `vf` and rsvd 0. */
+#define VFW_AQ_OP_ESW_SET_MODE      0x0301  /* struct vfw_aq_esw_mode */
+#define VFW_AQ_OP_ESW_GET_MODE      0x0381  /* -> struct vfw_aq_esw_mode */
+
 /* Descriptor flags (written by the device; the driver submits 0). */
 #define VFW_AQ_F_DONE          (1u << 0)
 #define VFW_AQ_F_ERR           (1u << 1)
@@ -370,6 +374,35 @@ struct vfw_aq_qos_tc_stats {
 	uint64_t dropped_pkts, dropped_bytes; /* no room, or flushed */
 };
 
+/*
+ * 2.2: ESW_SET_MODE / ESW_GET_MODE (docs/switchdev.md), the model of
+ * `devlink dev eswitch set ... mode legacy|switchdev`.
+ *   legacy (the default, and after a device reset): as in 1.x - VF MACs in
+ *     the switch's FDB, PF and VFs forward to each other, unknown and group
+ *     destinations flood, the uplink learns.
+ *   switchdev: the PF driver's representors carry the slow path. A frame a
+ *     VF sends that no offloaded rule or FDB entry forwards goes to the PF's
+ *     RX ring tagged with the VF (VFW_RXD_STS_SRC, src_port = VF index): the
+ *     VF's representor receives it. A frame from the wire that nothing
+ *     forwards reaches the PF untagged (the PF netdev is the uplink
+ *     representor). What the PF sends untagged goes to the wire only; a PF TX
+ *     descriptor with VFW_TXD_TO_PORT sends a frame straight to one VF
+ *     (representor transmit). The VFs' MAC entries leave the FDB and the
+ *     uplink stops learning; a VF's other settings (VLAN, spoof check, rates)
+ *     stay in force.
+ * SET: mode VFW_ESW_MODE_*, rsvd zero (INVAL), other modes RANGE; setting
+ * the current mode is a no-op. GET: the mode and the number of VFs the
+ * switch has ports for.
+ */
+#define VFW_ESW_MODE_LEGACY    0
+#define VFW_ESW_MODE_SWITCHDEV 1
+struct vfw_aq_esw_mode {
+	uint8_t mode;
+	uint8_t rsvd0;
+	uint16_t num_vfs;       /* GET: VF ports (SET: 0) */
+	uint8_t rsvd[44];
+};
+
 /* One 64-byte descriptor; the device writes it back in place. */
 struct vfw_aq_desc {
 	uint16_t opcode;   /* VFW_AQ_OP_* */
@@ -398,6 +431,7 @@ struct vfw_aq_desc {
 		struct vfw_aq_dcb_trust trust;
 		struct vfw_aq_dcb_apps apps;
 		struct vfw_aq_qos_tc_stats tc_stats;
+		struct vfw_aq_esw_mode esw;         /* 2.2 */
 		uint8_t raw[48];
 	} u;
 };
@@ -418,6 +452,7 @@ _Static_assert(sizeof(struct vfw_aq_dcb_app) == 48, "app size");
 _Static_assert(sizeof(struct vfw_aq_dcb_trust) == 48, "trust size");
 _Static_assert(sizeof(struct vfw_aq_dcb_apps) == 48, "apps size");
 _Static_assert(sizeof(struct vfw_aq_qos_tc_stats) == 48, "tc stats size");
+_Static_assert(sizeof(struct vfw_aq_esw_mode) == 48, "esw mode size");
 #endif
 
 #endif /* VFWARP_ADMIN_H */

@@ -38,11 +38,16 @@ struct vfw_tx_desc {
 	uint8_t  flags;    /* VFW_TXD_* */
 	uint8_t  status;   /* written back: VFW_TXD_STS_* */
 	uint16_t vlan;     /* with VFW_TXD_VLAN: TCI to insert */
-	uint16_t rsvd;
+	uint16_t port;     /* 2.2, with VFW_TXD_TO_PORT (first descriptor of
+			      the frame): destination VF index; else 0 */
 };
 
 #define VFW_TXD_EOP            (1u << 0)  /* last fragment of the frame */
 #define VFW_TXD_VLAN           (1u << 1)  /* insert an 802.1Q tag (vlan) */
+#define VFW_TXD_TO_PORT        (1u << 2)  /* 2.2: PF in switchdev mode only
+					     (else STS_ERR): the frame goes to
+					     VF `port`'s RX as is, bypassing
+					     the switch (representor xmit) */
 
 #define VFW_TXD_STS_DD         (1u << 0)  /* descriptor done */
 #define VFW_TXD_STS_ERR        (1u << 1)  /* bad descriptor: frame dropped */
@@ -55,12 +60,16 @@ struct vfw_rx_desc {
 	uint8_t  status;   /* write-back: VFW_RXD_STS_* (driver writes 0) */
 	uint8_t  err;      /* write-back: VFW_RXD_ERR_* */
 	uint16_t vlan;     /* write-back: stripped TCI (with STS_VLAN) */
-	uint16_t rsvd;
+	uint16_t src_port; /* 2.2 write-back, with STS_SRC: the VF index */
 };
 
 #define VFW_RXD_STS_DD         (1u << 0)  /* descriptor done */
 #define VFW_RXD_STS_EOP        (1u << 1)  /* whole frame in this buffer */
 #define VFW_RXD_STS_VLAN       (1u << 2)  /* vlan holds a stripped tag */
+#define VFW_RXD_STS_SRC        (1u << 3)  /* 2.2, PF in switchdev mode: a
+					     frame VF `src_port` sent that the
+					     switch did not forward (the
+					     representor's RX) */
 
 #define VFW_RXD_ERR_BUF        (1u << 0)  /* bad buffer (address/size): the
 					   frame was dropped, descriptor

@@ -34,6 +34,8 @@
  *       the uplink and to trusted (promiscuous) members; never back to the
  *       ingress port; VF->VF hairpin is ordinary forwarding.  Learning of
  *       (src MAC, VID) on ports with `learn` set (normally the uplink).
+ *       A port with a miss_port (switchdev) sends what the static FDB does
+ *       not name to that port instead of flooding.
  *    7. ACL: the highest-priority matching rule (first match) decides:
  *       permit / drop, and optionally count, set TC, mirror, meter
  *                                                        DROP_ACL
@@ -175,10 +177,21 @@ typedef struct vsw_port_cfg {
     uint16_t meter;           /* port meter id (0 = none); its parent chain
                                  models the tenant limit                     */
     uint16_t tc_meter[VSW_NUM_TC]; /* per (port, TC) meter id, 0 = none     */
+    /* Switchdev forwarding (docs/vswitch.md, "Switchdev mode"): where a
+     * frame received on this port goes when no static FDB entry names its
+     * destination - unknown unicast, broadcast and multicast included -
+     * instead of flooding: VSW_PORT_ANY (the default) floods as above;
+     * another port sends it there alone (a VF's misses to the PF, which
+     * hands them to the VF's representor).  With fdb_off the port's frames
+     * skip the FDB altogether (the PF as the uplink representor: what it
+     * sends goes to its miss_port, the wire).  ACL redirects win over both. */
+    uint16_t miss_port;
+    bool     fdb_off;
 } vsw_port_cfg;
 
 /* Defaults: trunk, native VID 0, all VIDs allowed, link up, no spoof check,
- * TC 0, identity PCP map, DSCP>>3 map, no meters. */
+ * TC 0, identity PCP map, DSCP>>3 map, no meters, misses flooded
+ * (miss_port VSW_PORT_ANY), FDB on. */
 void vsw_port_cfg_default(vsw_port_cfg *c);
 int  vsw_port_set(vsw_switch *sw, unsigned port, const vsw_port_cfg *c,
                   vsw_error *err);
@@ -233,7 +246,11 @@ enum {
     VSW_ACTF_SET_TC  = 1u << 1,  /* override the traffic class with set_tc  */
     VSW_ACTF_MIRROR  = 1u << 2,  /* send an unmodified copy to mirror_port  */
     VSW_ACTF_METER   = 1u << 3,  /* police through meter id `meter`         */
-    VSW_ACTF_ALL     = (1u << 4) - 1,
+    VSW_ACTF_REDIRECT= 1u << 4,  /* forward to redirect_port instead of the
+                                    FDB's choice (tc mirred redirect): the
+                                    port must be up, its VLAN membership is
+                                    not checked; not with VSW_ACT_DROP       */
+    VSW_ACTF_ALL     = (1u << 5) - 1,
 };
 
 typedef struct vsw_rule {
@@ -259,6 +276,7 @@ typedef struct vsw_rule {
     uint16_t mirror_port;       /* with VSW_ACTF_MIRROR                       */
     uint16_t meter;             /* with VSW_ACTF_METER, 1..VSW_MAX_METERS-1   */
     uint32_t flags;             /* VSW_ACTF_*                                 */
+    uint16_t redirect_port;     /* with VSW_ACTF_REDIRECT                     */
 } vsw_rule;
 
 /* Replace the whole rule set (n may be 0).  Frames that match no rule are

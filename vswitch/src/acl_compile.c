@@ -71,11 +71,18 @@ int vsw_rule_convert(const vsw_rule *r, int idx, unsigned num_ports,
     if ((r->flags & VSW_ACTF_METER) && (r->meter == 0 || r->meter >= VSW_MAX_METERS))
         return vsw_err(err, -EINVAL, idx, "rule %d: meter id %u out of range",
                        idx, r->meter);
+    if ((r->flags & VSW_ACTF_REDIRECT) && r->redirect_port >= num_ports)
+        return vsw_err(err, -EINVAL, idx, "rule %d: redirect port %u does not exist",
+                       idx, r->redirect_port);
+    if ((r->flags & VSW_ACTF_REDIRECT) && r->verdict == VSW_ACT_DROP)
+        return vsw_err(err, -EINVAL, idx, "rule %d: a dropping rule cannot redirect",
+                       idx);
     c->verdict = r->verdict;
     c->flags = r->flags;
     c->set_tc = r->set_tc;
     c->mirror_port = r->mirror_port;
     c->meter = r->meter;
+    c->redirect_port = r->redirect_port;
     c->index = (uint32_t)idx;
     c->exact = 1;
 
@@ -276,6 +283,7 @@ int vsw_acl_compile(const vsw_rule *rules, size_t n, unsigned num_ports,
         r->set_tc = c->set_tc;
         r->mirror_port = c->mirror_port;
         r->meter = c->meter;
+        r->redirect_port = c->redirect_port;
     }
     a->bytes = sizeof(*a) + n * (sizeof(vsw_crule) + sizeof(vsw_act) +
                                  sizeof(uint32_t));

@@ -104,12 +104,14 @@ ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, const uint8_t *f
     }
     int dst = -1;
     ps->mcast = dmac >> 40 & 1;
-    if (dmac != 0xffffffffffffull) {                    /* not broadcast */
+    if (dmac != 0xffffffffffffull && !pc->fdb_off) {    /* not broadcast */
         uint64_t dk = vsw_fdb_key48(dmac, vid);
         dst = vsw_fdb_find(cs->fdb, dk);
         if (dst < 0 && !ps->mcast)
             dst = vsw_learn_find(&sw->learned, dk, now, sw->cfg.fdb_age_ns);
     }
+    if (VSW_UNLIKELY(dst < 0 && pc->miss_port != VSW_PORT_ANY))
+        dst = pc->miss_port;                /* switchdev: to the slow path */
     ps->out = dst >= 0 ? (unsigned)dst : VSW_PORT_FLOOD;
     /* ports are 8-bit key values, VSW_PORT_FLOOD is 0xfe */
     uint64_t op = dst >= 0 ? (unsigned)dst & 0xff : 0xfe;
@@ -155,12 +157,17 @@ egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint3
     const vsw_port_cfg *pc = &cs->ports->cfg[in_port];
     uint16_t meters[3];
     unsigned nm = 0;
+    int redirect = 0;
     if (rank != UINT32_MAX) {
         const vsw_act *r = &acl->act[rank];
         if (r->flags & VSW_ACTF_METER)
             meters[nm++] = r->meter;
         if (r->flags & VSW_ACTF_MIRROR)
             d->mirror_port = r->mirror_port;
+        if (VSW_UNLIKELY(r->flags & VSW_ACTF_REDIRECT)) {
+            ps->out = r->redirect_port;
+            redirect = 1;
+        }
     }
     if (pc->tc_meter[d->tc])
         meters[nm++] = pc->tc_meter[d->tc];
@@ -177,7 +184,10 @@ egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint3
      * store forwarding cannot serve (measured: ~4 ns a frame) */
     vsw_portset *eg = &d->egress;
     if (ps->out != VSW_PORT_FLOOD) {
-        if (ps->out != in_port && vsw_portset_has(mem, ps->out))
+        /* a redirect (tc mirred) names its port whatever the VLAN: only
+         * the port's link counts */
+        if (ps->out != in_port &&
+            vsw_portset_has(VSW_UNLIKELY(redirect) ? &pt->up : mem, ps->out))
             vsw_portset_add(eg, ps->out);
     } else {
         d->flood = 1;

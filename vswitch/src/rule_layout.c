@@ -68,6 +68,7 @@ static void act_of(vsw_act *r, const vsw_crule *c)
     r->set_tc = c->set_tc;
     r->mirror_port = c->mirror_port;
     r->meter = c->meter;
+    r->redirect_port = c->redirect_port;
 }
 
 static void set_rank(struct vsw_rtab *t, uint32_t r, uint32_t s)

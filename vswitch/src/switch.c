@@ -307,6 +307,9 @@ int vsw_port_set(vsw_switch *sw, unsigned port, const vsw_port_cfg *c, vsw_error
     for (int i = 0; i < VSW_NUM_TC; i++)
         if (c->tc_meter[i] >= VSW_MAX_METERS)
             return vsw_err(err, -EINVAL, -1, "port %u: tc_meter[%d] out of range", port, i);
+    if (c->miss_port != VSW_PORT_ANY && (c->miss_port >= sw->nports || c->miss_port == port))
+        return vsw_err(err, -EINVAL, -1, "port %u: miss port %u is not another port",
+                       port, c->miss_port);
     vsw_cfgset *cur = vsw_cur(sw);
     vsw_ports *p = malloc(sizeof(*p));
     vsw_cfgset *fresh = p ? vsw_cfg_clone(sw) : NULL;
@@ -340,6 +343,7 @@ void vsw_port_cfg_default(vsw_port_cfg *c)
         c->pcp_to_tc[i] = (uint8_t)i;
     for (int i = 0; i < 64; i++)
         c->dscp_to_tc[i] = (uint8_t)(i >> 3);
+    c->miss_port = VSW_PORT_ANY;
 }
 
 void vsw_ports_derive(vsw_ports *p, unsigned nports)

@@ -81,6 +81,7 @@ typedef struct vsw_crule {
     uint32_t flags;
     uint16_t mirror_port, meter;
     uint32_t index;         /* the user's rule index                        */
+    uint16_t redirect_port;
 } vsw_crule;
 
 /* A decision tree.  Every node is one 64-bit descriptor stored in its
@@ -209,7 +210,7 @@ typedef struct vsw_act {
     uint32_t index, flags;
     uint8_t  verdict, set_tc;
     uint16_t mirror_port, meter;
-    uint16_t pad;
+    uint16_t redirect_port;
     vsw_ctr  packets, bytes;    /* rules with VSW_ACTF_COUNT */
 } vsw_act;
 

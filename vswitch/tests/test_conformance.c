@@ -522,7 +522,7 @@ static void test_acl_invalid(void)
     send(VF(0), &a, &d);
     uint32_t gen = d.acl_gen;
     CHECK_EQ(d.rule, 0);
-    struct { const char *name, *msg; int code; vsw_rule r; } bad[12];
+    struct { const char *name, *msg; int code; vsw_rule r; } bad[16];
     int nb = 0;
 #define BAD(nm, m, c) do { bad[nb].name = nm; bad[nb].msg = m; bad[nb].code = c; \
         bad[nb].r = R0(); } while (0)
@@ -545,6 +545,11 @@ static void test_acl_invalid(void)
     bad[nb].r.flags = VSW_ACTF_MIRROR; bad[nb].r.mirror_port = 77; nb++;
     BAD("meter", "meter", -EINVAL);
     bad[nb].r.flags = VSW_ACTF_METER; bad[nb].r.meter = 0; nb++;
+    BAD("redirect", "redirect port", -EINVAL);
+    bad[nb].r.flags = VSW_ACTF_REDIRECT; bad[nb].r.redirect_port = 6; nb++;
+    BAD("redirect drop", "cannot redirect", -EINVAL);
+    bad[nb].r.verdict = VSW_ACT_DROP; bad[nb].r.flags = VSW_ACTF_REDIRECT;
+    bad[nb].r.redirect_port = VF(1); nb++;
     BAD("in_port", "in_port", -EINVAL);
     bad[nb].r.match = VSW_M_IN_PORT; bad[nb].r.in_port = 6; nb++;
     BAD("vlan", "VLAN", -EINVAL);
@@ -589,6 +594,112 @@ static void test_acl_invalid(void)
     vsw_destroy(sw);
 }
 
+/* Switchdev forwarding: a VF's and the uplink's frames that no static FDB
+ * entry names go to the PF (the representors' slow path) instead of
+ * flooding; the PF, as the uplink representor, sends to the wire only;
+ * static FDB entries (bridge offload) forward in the switch; an ACL
+ * redirect (tc mirred) overrides all of it.  Back to the defaults, the
+ * switch floods again. */
+static void test_switchdev_forwarding(void)
+{
+    sw = fresh();
+    vsw_decision d;
+    vsw_error e;
+    vsw_port_cfg pc;
+    /* slow path everywhere: nothing in the static FDB */
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(vsw_fdb_del(sw, MAC_VF[i], 0, NULL), 0);
+    for (int i = 0; i < 4; i++) {
+        vsw_port_get(sw, VF(i), &pc);
+        pc.miss_port = VSW_PORT_PF;
+        CHECK_EQ(vsw_port_set(sw, VF(i), &pc, &e), 0);
+    }
+    vsw_port_get(sw, VSW_PORT_UPLINK, &pc);
+    pc.miss_port = VSW_PORT_PF;
+    pc.learn = false;
+    CHECK_EQ(vsw_port_set(sw, VSW_PORT_UPLINK, &pc, &e), 0);
+    vsw_port_get(sw, VSW_PORT_PF, &pc);
+    pc.miss_port = VSW_PORT_UPLINK;
+    pc.fdb_off = true;
+    CHECK_EQ(vsw_port_set(sw, VSW_PORT_PF, &pc, &e), 0);
+    /* unicast to another VF, broadcast, unknown: PF alone, one copy */
+    const uint8_t *dsts[3] = { MAC_VF[1], BCAST, UNKNOWN };
+    for (int i = 0; i < 3; i++) {
+        tframe f = frm(MAC_VF[0], dsts[i]);
+        CHECK_EQ(send(VF(0), &f, &d), 1);
+        CHECK(vsw_portset_has(&d.egress, VSW_PORT_PF) && !d.flood);
+    }
+    /* from the wire: to the PF too, even to a VF's MAC */
+    tframe w = frm(MAC_UP, MAC_VF[2]);
+    CHECK_EQ(send(VSW_PORT_UPLINK, &w, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_PF));
+    /* the PF (uplink representor) sends to the wire, whatever the FDB says */
+    CHECK_EQ(vsw_fdb_add(sw, MAC_VF[3], 0, VF(3), NULL), 0);
+    tframe p = frm(MAC_UP, MAC_VF[3]);
+    CHECK_EQ(send(VSW_PORT_PF, &p, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_UPLINK));
+    p = frm(MAC_UP, BCAST);
+    CHECK_EQ(send(VSW_PORT_PF, &p, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_UPLINK));
+    /* a static (bridge-offloaded) entry forwards VF -> VF in the switch */
+    tframe f = frm(MAC_VF[0], MAC_VF[3]);
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(3)));
+    /* redirect: VF0's UDP to port 2000 goes to VF2, the rest as before;
+     * a redirect to a link-down port drops, to itself too */
+    vsw_trule t;
+    memset(&t, 0, sizeof(t));
+    t.cookie = 77;
+    t.scope = VF(0);
+    t.rule = R0();
+    t.rule.verdict = VSW_ACT_PERMIT;
+    t.rule.match = VSW_M_DPORT;
+    t.rule.dport_lo = t.rule.dport_hi = 2000;
+    t.rule.flags = VSW_ACTF_REDIRECT | VSW_ACTF_COUNT;
+    t.rule.redirect_port = VF(2);
+    CHECK_EQ(vsw_rule_add(sw, &t, &e), 0);
+    vsw_trule got;
+    CHECK_EQ(vsw_rule_get(sw, 77, &got), 0);
+    CHECK_EQ(got.rule.redirect_port, VF(2));
+    f = frm(MAC_VF[0], MAC_VF[1]);
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(2)) && !vsw_portset_has(&d.egress, VSW_PORT_PF));
+    f.dport = 2001;
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_PF));
+    uint64_t np = 0, nb = 0;
+    CHECK_EQ(vsw_rule_stats(sw, 77, &np, &nb), 0);
+    CHECK_EQ(np, 1);
+    /* the redirect ignores VLAN membership: VF2 an access port of VLAN 7 */
+    vsw_port_get(sw, VF(2), &pc);
+    pc.vlan_mode = VSW_VLAN_ACCESS;
+    pc.pvid = 7;
+    CHECK_EQ(vsw_port_set(sw, VF(2), &pc, &e), 0);
+    f.dport = 2000;
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(2)));
+    pc.link_up = false;
+    CHECK_EQ(vsw_port_set(sw, VF(2), &pc, &e), 0);
+    CHECK_EQ(send(VF(0), &f, &d), 0);
+    CHECK_EQ(d.drop, VSW_DROP_NO_DEST);
+    /* miss_port validation: itself, or a port that does not exist */
+    vsw_port_get(sw, VF(1), &pc);
+    pc.miss_port = VF(1);
+    CHECK_EQ(vsw_port_set(sw, VF(1), &pc, &e), -EINVAL);
+    CHECK(strstr(e.msg, "miss port") != NULL);
+    pc.miss_port = VF(4);
+    CHECK_EQ(vsw_port_set(sw, VF(1), &pc, &e), -EINVAL);
+    /* legacy again: defaults flood */
+    vsw_port_cfg_default(&pc);
+    CHECK_EQ(pc.miss_port, VSW_PORT_ANY);
+    CHECK(!pc.fdb_off);
+    memcpy(pc.mac, MAC_VF[1], 6);
+    CHECK_EQ(vsw_port_set(sw, VF(1), &pc, &e), 0);
+    f = frm(MAC_VF[1], BCAST);
+    CHECK(send(VF(1), &f, &d) >= 2 && d.flood);
+    vsw_destroy(sw);
+}
+
 int main(void)
 {
     test_parse();
@@ -598,5 +709,6 @@ int main(void)
     test_acl_fields();
     test_acl_actions();
     test_acl_invalid();
+    test_switchdev_forwarding();
     return t_done();
 }
