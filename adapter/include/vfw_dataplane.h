@@ -190,6 +190,18 @@ void vfw_dp_get_dcb(const struct vfw_dp *dp, struct vfw_dp_dcb *b);
 int vfw_dp_set_switchdev(struct vfw_dp *dp, bool on);
 bool vfw_dp_switchdev(const struct vfw_dp *dp);
 unsigned vfw_dp_num_vfs(const struct vfw_dp *dp);
+/* 2.3: the switch (offloaded rules are installed in it by admin_esw.c),
+ * and the meters its rules' police actions use: allocate one for the rule
+ * `owner` (its cookie; -ENOSPC when all 4095 are taken), free one, free
+ * those whose rule is gone. Leaving switchdev mode deletes every rule and
+ * frees every such meter. */
+struct vsw_switch;
+struct vsw_switch *vfw_dp_switch(struct vfw_dp *dp);
+int vfw_dp_meter_alloc(struct vfw_dp *dp, uint64_t owner);
+void vfw_dp_meter_free(struct vfw_dp *dp, unsigned id);
+void vfw_dp_meter_gc(struct vfw_dp *dp);
+/* Is meter id in use by a rule, and whose (its cookie)? */
+bool vfw_dp_meter_owner(const struct vfw_dp *dp, unsigned id, uint64_t *owner);
 
 uint64_t vfw_dp_stat(const struct vfw_dp *dp, unsigned fn, unsigned stat);
 bool vfw_dp_link_up(const struct vfw_dp *dp, unsigned fn);

@@ -73,6 +73,10 @@ struct vfw_dp {
     uint64_t line_default;      /* what a reset restores */
     struct vfw_dp_dcb dcb;      /* QoS: priority of a frame, priority -> TC */
     bool switchdev;             /* 2.2: eswitch mode (docs/switchdev.md) */
+    /* 2.3: the switch's meters that offloaded rules' police actions use:
+     * bit id of meter_used, and the rule's cookie (admin_esw.c) */
+    uint8_t meter_used[VSW_MAX_METERS / 8];
+    uint64_t meter_owner[VSW_MAX_METERS];
 };
 
 static void tx_kick(struct vfw_dp *dp, unsigned fn);
@@ -1270,6 +1274,67 @@ void vfw_dp_reset(struct vfw_dp *dp)
  * entries are flushed, so no frame is forwarded by a learned entry of the
  * other mode. On failure (OOM in the switch) the old mode is put back.
  */
+/* 2.3: every offloaded rule and its meter gone (leaving switchdev mode) */
+static void rules_clear(struct vfw_dp *dp)
+{
+    for (unsigned p = 0; p < vsw_num_ports(dp->sw); p++) {
+        vsw_rule_flush_scope(dp->sw, (uint16_t)p, NULL);
+    }
+    vsw_rule_flush_scope(dp->sw, VSW_RULE_GLOBAL, NULL);
+    for (unsigned id = 1; id < VSW_MAX_METERS; id++) {
+        vfw_dp_meter_free(dp, id);
+    }
+}
+
+int vfw_dp_meter_alloc(struct vfw_dp *dp, uint64_t owner)
+{
+    for (unsigned id = 1; id < VSW_MAX_METERS; id++) {
+        if (!bit_on(dp->meter_used, id)) {
+            dp->meter_used[id / 8] |= (uint8_t)(1u << (id % 8));
+            dp->meter_owner[id] = owner;
+            return (int)id;
+        }
+    }
+    return -ENOSPC;
+}
+
+void vfw_dp_meter_free(struct vfw_dp *dp, unsigned id)
+{
+    if (id && id < VSW_MAX_METERS && bit_on(dp->meter_used, id)) {
+        vsw_meter_del(dp->sw, id, NULL);
+        dp->meter_used[id / 8] &= (uint8_t)~(1u << (id % 8));
+        dp->meter_owner[id] = 0;
+    }
+}
+
+/* Free the meters whose rule is gone (after a flush of a scope). */
+void vfw_dp_meter_gc(struct vfw_dp *dp)
+{
+    for (unsigned id = 1; id < VSW_MAX_METERS; id++) {
+        vsw_trule t;
+
+        if (bit_on(dp->meter_used, id) &&
+            (vsw_rule_get(dp->sw, dp->meter_owner[id], &t) ||
+             !(t.rule.flags & VSW_ACTF_METER) || t.rule.meter != id)) {
+            vfw_dp_meter_free(dp, id);
+        }
+    }
+}
+
+bool vfw_dp_meter_owner(const struct vfw_dp *dp, unsigned id, uint64_t *owner)
+{
+    if (!dp || !id || id >= VSW_MAX_METERS || !bit_on(dp->meter_used, id)) {
+        return false;
+    }
+    *owner = dp->meter_owner[id];
+    return true;
+}
+
+struct vsw_switch *vfw_dp_switch(struct vfw_dp *dp)
+{
+    return dp ? dp->sw : NULL;
+}
+
 int vfw_dp_set_switchdev(struct vfw_dp *dp, bool on)
 {
     int rc;
@@ -1279,6 +1344,9 @@ int vfw_dp_set_switchdev(struct vfw_dp *dp, bool on)
     }
     if (dp->switchdev == on) {
         return 0;
+    }
+    if (!on) {
+        rules_clear(dp);        /* offloads exist in switchdev mode only */
     }
     dp->switchdev = on;
     rc = apply_ports(dp);

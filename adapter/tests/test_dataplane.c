@@ -9,6 +9,7 @@
 
 #include "vfw_admin.h"
 #include "vfw_dataplane.h"
+#include "vswitch.h"
 
 static int passed, failed;
 #define CHECK(c) do { if (c) { passed++; } else { failed++; \
@@ -909,6 +910,205 @@ static void test_switchdev(void)
     vfw_dp_destroy(dp);
 }
 
+static int a_mem_rd(void *o, uint64_t a, void *b, size_t n) { return t_read(o, 0, a, b, n); }
+
+#define RULE_AT (MEM_BASE + 0x300000ull)
+
+/* Write rule `r` to PF memory and run a RULE_ADD / REPLACE of it. */
+static uint16_t rule_cmd(struct vfw_admin *adm, uint16_t op, uint64_t cookie,
+                         const struct vfw_esw_rule *r, struct vfw_aq_desc *d)
+{
+    memcpy(at(RULE_AT), r, sizeof(*r));
+    memset(d, 0, sizeof(*d));
+    d->opcode = op;
+    d->u.rule.cookie = cookie;
+    d->u.rule.addr = RULE_AT;
+    d->u.rule.len = sizeof(*r);
+    return vfw_admin_exec(adm, (uint8_t *)d);
+}
+
+static uint16_t cookie_cmd(struct vfw_admin *adm, uint16_t op, uint64_t cookie,
+                           uint16_t scope, struct vfw_aq_desc *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->opcode = op;
+    d->u.rule.cookie = cookie;
+    d->u.rule.scope = scope;
+    return vfw_admin_exec(adm, (uint8_t *)d);
+}
+
+/* An IPv4/UDP frame from VF `vf` to dport, DSCP 0. */
+static size_t udp_frame(struct vfw_dp *dp, uint8_t *f, unsigned vf, const uint8_t dst[6],
+                        uint16_t dport)
+{
+    uint8_t src[6];
+
+    vmac(dp, vf, src);
+    memset(f, 0, 60);
+    memcpy(f, dst, 6);
+    memcpy(f + 6, src, 6);
+    f[12] = 0x08;
+    f[14] = 0x45;
+    f[17] = 46;                 /* total length */
+    f[22] = 64;
+    f[23] = 17;                 /* UDP */
+    f[26] = 10; f[29] = (uint8_t)(1 + vf);      /* 10.0.0.x */
+    f[30] = 10; f[31] = 1; f[33] = 9;            /* 10.1.0.9 */
+    f[34] = 0x10;               /* sport 4096 */
+    f[36] = (uint8_t)(dport >> 8);
+    f[37] = (uint8_t)dport;
+    f[39] = 26;
+    return 60;
+}
+
+/*
+ * 2.3 offloaded rules through the admin queue, against frames on the
+ * rings: a drop rule on VF0's UDP port range (counted), a redirect of
+ * VF0's other traffic to VF1 (it no longer reaches the representor), a
+ * police action, and every refusal changing nothing; leaving switchdev
+ * mode deletes them all.
+ */
+static void test_esw_rules(void)
+{
+    struct vfw_dp *dp = fresh();
+    struct vfw_admin adm;
+    struct vfw_admin_ops aops = { .dma_read = a_mem_rd, .dma_write = a_none_wr, .qos_dp = dp };
+    struct vfw_aq_desc d;
+    struct vfw_esw_rule r;
+    uint8_t f[64];
+    const uint8_t remote[6] = { 2, 0, 0, 9, 9, 9 };
+    uint64_t pf_rx, vf1_rx;
+    vsw_rule_table_stats rs;
+
+    CHECK(vfw_admin_init(&adm, &aops, 4) == 0);
+    vfw_admin_set_num_vfs(&adm, 3);
+    memset(&r, 0, sizeof(r));
+    r.scope = 0;
+    r.prio = 10;
+    r.match = VFW_ESW_M_IP_PROTO | VFW_ESW_M_DPORT | VFW_ESW_M_IP_VERSION;
+    r.ip_version = 4;
+    r.ip_proto = 17;
+    r.dport_lo = 5000;
+    r.dport_hi = 5999;
+    r.actions = VFW_ESW_A_DROP;
+    /* legacy mode: no offloads */
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 1, &r, &d) == VFW_AQ_S_UNSUPPORTED);
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, VFW_ESW_MODE_SWITCHDEV, &d) == VFW_AQ_S_OK);
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 1, &r, &d) == VFW_AQ_S_OK);
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 1, &r, &d) == VFW_AQ_S_EXIST);
+    /* VF0's UDP to 5500 is dropped in the switch, to 7000 takes the slow path */
+    pf_rx = vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS);
+    tx_post(dp, 1, f, (uint16_t)udp_frame(dp, f, 0, remote, 5500), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_ACL) == 1);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx);
+    tx_post(dp, 1, f, (uint16_t)udp_frame(dp, f, 0, remote, 7000), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 1);
+    /* the rule sees VF0's frames only: VF1's 5500 passes to the PF */
+    tx_post(dp, 2, f, (uint16_t)udp_frame(dp, f, 1, remote, 5500), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 2);
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_STATS, 1, 0, &d) == VFW_AQ_S_OK);
+    CHECK(d.u.rule.packets == 1 && d.u.rule.bytes == 60);
+    /* redirect the rest of VF0's traffic to VF1, under the drop rule */
+    r.prio = 20;
+    r.match = 0;
+    r.actions = VFW_ESW_A_REDIRECT;
+    r.redirect_port = 1;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 2, &r, &d) == VFW_AQ_S_OK);
+    vf1_rx = vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS);
+    tx_post(dp, 1, f, (uint16_t)udp_frame(dp, f, 0, remote, 7000), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == vf1_rx + 1);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 2);
+    tx_post(dp, 1, f, (uint16_t)udp_frame(dp, f, 0, remote, 5001), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_ACL) == 2);   /* prio 10 first */
+    /* replace it by a police action at 8 kbit/s, burst 100 bytes: the
+     * first frame passes (burst), the next one at the same instant not */
+    r.actions = VFW_ESW_A_POLICE;
+    r.police_rate = 8000;
+    r.police_burst = 100;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_REPLACE, 2, &r, &d) == VFW_AQ_S_OK);
+    tx_post(dp, 1, f, (uint16_t)udp_frame(dp, f, 0, remote, 7000), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 3);
+    tx_post(dp, 1, f, (uint16_t)udp_frame(dp, f, 0, remote, 7000), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_DROP_METER) == 1);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 3);
+    /* refusals, each changing nothing */
+    vsw_rule_table_get_stats(vfw_dp_switch(dp), &rs);
+    CHECK(rs.rules == 2);
+    r.actions = VFW_ESW_A_DROP | VFW_ESW_A_REDIRECT;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_INVAL);
+    r.actions = VFW_ESW_A_REDIRECT;
+    r.redirect_port = 3;                    /* VF 3 exists but is not enabled */
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_BAD_VF);
+    r.redirect_port = 9;                    /* no VF 9 at all */
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_RANGE);
+    r.redirect_port = 1;
+    r.chain = 1;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_UNSUPPORTED);
+    r.chain = 0;
+    r.rsvd2[15] = 1;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_INVAL);
+    r.rsvd2[15] = 0;
+    r.match = VFW_ESW_M_DST_IP;
+    r.ip_version = 4;
+    r.dst_plen = 24;
+    r.dst_ip[0] = 10; r.dst_ip[3] = 5;      /* host bits past the prefix */
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_INVAL);
+    r.dst_ip[3] = 0;
+    r.match = VFW_ESW_M_DPORT;
+    r.dport_lo = 9;
+    r.dport_hi = 8;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_INVAL);
+    memcpy(at(RULE_AT), &r, sizeof(r));
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_AQ_OP_ESW_RULE_ADD;
+    d.u.rule.cookie = 3;
+    d.u.rule.addr = 0x10;                   /* not memory: DMA fails */
+    d.u.rule.len = sizeof(r);
+    CHECK(vfw_admin_exec(&adm, (uint8_t *)&d) == VFW_AQ_S_DMA);
+    d.u.rule.addr = RULE_AT;
+    d.u.rule.len = 64;
+    CHECK(vfw_admin_exec(&adm, (uint8_t *)&d) == VFW_AQ_S_INVAL);
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_DEL, 77, 0, &d) == VFW_AQ_S_NOENT);
+    r.dport_lo = 8;
+    r.dport_hi = 9;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_REPLACE, 77, &r, &d) == VFW_AQ_S_NOENT);
+    vsw_rule_table_get_stats(vfw_dp_switch(dp), &rs);
+    CHECK(rs.rules == 2);
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_STATS, 1, 0, &d) == VFW_AQ_S_OK);
+    CHECK(d.u.rule.packets == 2);
+    /* delete the drop rule: VF0's 5500 now meets the police rule */
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_DEL, 1, 0, &d) == VFW_AQ_S_OK);
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_STATS, 1, 0, &d) == VFW_AQ_S_NOENT);
+    /* flush VF0's scope: the police rule and its meter go */
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_FLUSH, 0, 0, &d) == VFW_AQ_S_OK);
+    CHECK(d.u.rule.packets == 1);
+    {
+        int id = vfw_dp_meter_alloc(dp, 99);    /* the police meter is free again */
+
+        CHECK(id == 1);
+        vfw_dp_meter_free(dp, (unsigned)id);
+    }
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_FLUSH, 0, 7, &d) == VFW_AQ_S_RANGE);
+    pf_rx = vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS);
+    tx_post(dp, 1, f, (uint16_t)udp_frame(dp, f, 0, remote, 5500), 0, 0, true);
+    tx_post(dp, 1, f, (uint16_t)udp_frame(dp, f, 0, remote, 5500), 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 2);
+    /* a rule on the uplink's frames; legacy again deletes it */
+    r.scope = VFW_ESW_PORT_UPLINK;
+    r.match = 0;
+    r.actions = VFW_ESW_A_DROP;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 4, &r, &d) == VFW_AQ_S_OK);
+    frame_make(f, pf_mac, remote, 60, 1);
+    vfw_dp_uplink_rx(dp, f, 60);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 2);
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, VFW_ESW_MODE_LEGACY, &d) == VFW_AQ_S_OK);
+    vsw_rule_table_get_stats(vfw_dp_switch(dp), &rs);
+    CHECK(rs.rules == 0);
+    vfw_dp_uplink_rx(dp, f, 60);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 3);
+    vfw_dp_destroy(dp);
+}
+
 int main(void)
 {
     test_regs();
@@ -920,6 +1120,7 @@ int main(void)
     test_chaos();
     test_inject_steer();
     test_switchdev();
+    test_esw_rules();
     printf("dataplane: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -100,6 +100,12 @@
 /* 2.2: the embedded switch's mode (docs/switchdev.md). `vf` and rsvd 0. */
 #define VFW_AQ_OP_ESW_SET_MODE      0x0301  /* struct vfw_aq_esw_mode */
 #define VFW_AQ_OP_ESW_GET_MODE      0x0381  /* -> struct vfw_aq_esw_mode */
+/* 2.3: offloaded rules (tc flower) by cookie, switchdev mode only. */
+#define VFW_AQ_OP_ESW_RULE_ADD      0x0302  /* vfw_aq_esw_rule_ref -> vfw_esw_rule */
+#define VFW_AQ_OP_ESW_RULE_REPLACE  0x0303  /* vfw_aq_esw_rule_ref -> vfw_esw_rule */
+#define VFW_AQ_OP_ESW_RULE_DEL      0x0304  /* vfw_aq_esw_rule_ref: cookie */
+#define VFW_AQ_OP_ESW_RULE_FLUSH    0x0305  /* vfw_aq_esw_rule_ref: scope */
+#define VFW_AQ_OP_ESW_RULE_STATS    0x0382  /* vfw_aq_esw_rule_ref: counters */
 
 /* Descriptor flags (written by the device; the driver submits 0). */
 #define VFW_AQ_F_DONE          (1u << 0)
@@ -117,6 +123,8 @@
 #define VFW_AQ_S_NOSPC         8  /* 2.1: every node id is in use */
 #define VFW_AQ_S_LOOP          9  /* 2.1: parent chain loops or > 4 nodes deep */
 #define VFW_AQ_S_OVERSUB      10  /* 2.1: tx_share guarantees would not fit */
+#define VFW_AQ_S_EXIST        11  /* 2.3: the cookie is in use */
+#define VFW_AQ_S_DMA          12  /* 2.3: the command's buffer could not be read */
 
 #define VFW_VLAN_PROTO_8021Q   0x8100
 #define VFW_VLAN_VID_MAX       4095
@@ -403,6 +411,96 @@ struct vfw_aq_esw_mode {
 	uint8_t rsvd[44];
 };
 
+/*
+ * 2.3: offloaded rules (docs/switchdev.md), the model of tc flower filters
+ * with skip_sw on a representor (its VF's frames) or on the uplink
+ * representor (the wire's frames). Switchdev mode only (UNSUPPORTED in
+ * legacy); leaving switchdev mode or a device reset deletes every rule.
+ *
+ * ADD / REPLACE: the rule (struct vfw_esw_rule, `len` bytes = its size)
+ * is read from PF memory at `addr` (DMA: fails with DMA); `cookie` names
+ * it (EXIST if in use for ADD, NOENT if not for REPLACE; a replace keeps
+ * the rule's counters). DEL: by cookie (NOENT). FLUSH: every rule of one
+ * scope; the count deleted comes back in `packets`. STATS: the rule's
+ * frames and bytes since it was added (every rule counts).
+ *
+ * A rule sees the frames received on its scope port (a VF's own frames
+ * for a VF, the wire's for the uplink) after the port's VLAN and spoof
+ * checks; rules are tried in prio order (then the order added), the first
+ * that matches decides; frames no rule matches take the switch's
+ * forwarding (FDB, or the representor's slow path). Limits: 16384 rules
+ * per scope, 65536 in all (NOSPC), 4095 police meters in all (NOSPC).
+ * Every field is validated (INVAL: reserved bytes, a bit beyond the
+ * defined ones, host bits past a prefix, a port range lo > hi, an
+ * inverted mask; RANGE: a port index beyond the VFs or a class > 7;
+ * BAD_VF: a VF port not enabled; UNSUPPORTED: chain != 0, a key or
+ * action the switch lacks). A refused command changes nothing.
+ */
+#define VFW_ESW_PORT_UPLINK    0xffff  /* ports in rules: VF index, or these */
+#define VFW_ESW_PORT_PF        0xfffe
+#define VFW_ESW_RULES_PER_SCOPE 16384
+#define VFW_ESW_RULES_MAX      65536
+
+struct vfw_aq_esw_rule_ref {
+	uint64_t cookie;        /* ADD, REPLACE, DEL, STATS */
+	uint64_t addr;          /* ADD, REPLACE: DMA address of the rule */
+	uint16_t len;           /* ADD, REPLACE: sizeof(struct vfw_esw_rule) */
+	uint16_t scope;         /* FLUSH: a VF index or VFW_ESW_PORT_UPLINK */
+	uint32_t rsvd0;
+	uint64_t packets;       /* STATS (FLUSH: rules deleted) */
+	uint64_t bytes;         /* STATS */
+	uint8_t rsvd[8];
+};
+
+/* What a rule matches on (a key not named is a wildcard). */
+#define VFW_ESW_M_DST_MAC      (1u << 0)   /* dst_mac under dst_mac_mask */
+#define VFW_ESW_M_SRC_MAC      (1u << 1)
+#define VFW_ESW_M_VLAN         (1u << 2)   /* vid, the frame's VLAN in the switch */
+#define VFW_ESW_M_ETHERTYPE    (1u << 3)   /* after any VLAN tag */
+#define VFW_ESW_M_SRC_IP       (1u << 4)   /* src_ip/src_plen, needs ip_version */
+#define VFW_ESW_M_DST_IP       (1u << 5)
+#define VFW_ESW_M_IP_PROTO     (1u << 6)
+#define VFW_ESW_M_SPORT        (1u << 7)   /* [sport_lo, sport_hi] */
+#define VFW_ESW_M_DPORT        (1u << 8)
+#define VFW_ESW_M_DSCP         (1u << 9)   /* dscp under dscp_mask */
+#define VFW_ESW_M_TCP_FLAGS    (1u << 10)  /* tcp_flags under tcp_flags_mask */
+#define VFW_ESW_M_IP_VERSION   (1u << 11)  /* 4 or 6 alone (no address) */
+#define VFW_ESW_M_ALL          0x0fffu
+
+/* What it does. Without DROP the frame passes (tc's pass/ok). */
+#define VFW_ESW_A_DROP         (1u << 0)
+#define VFW_ESW_A_REDIRECT     (1u << 1)   /* to redirect_port (mirred redirect) */
+#define VFW_ESW_A_MIRROR       (1u << 2)   /* a copy to mirror_port (mirred mirror) */
+#define VFW_ESW_A_SET_TC       (1u << 3)   /* traffic class set_tc (skbedit priority) */
+#define VFW_ESW_A_POLICE       (1u << 4)   /* police rate/burst, exceed drops */
+#define VFW_ESW_A_ALL          0x001fu
+
+struct vfw_esw_rule {
+	uint32_t prio;          /* tc pref: lower is tried first */
+	uint32_t chain;         /* 0 (UNSUPPORTED otherwise) */
+	uint16_t scope;         /* a VF index or VFW_ESW_PORT_UPLINK */
+	uint16_t match;         /* VFW_ESW_M_* */
+	uint16_t actions;       /* VFW_ESW_A_*; DROP excludes REDIRECT */
+	uint16_t rsvd0;
+	uint8_t dst_mac[6], dst_mac_mask[6];
+	uint8_t src_mac[6], src_mac_mask[6];
+	uint16_t vid;           /* 0..4095 */
+	uint16_t ethertype;     /* host order value, e.g. 0x0800 */
+	uint8_t ip_version;     /* 4 or 6 with SRC_IP/DST_IP/IP_VERSION */
+	uint8_t src_plen, dst_plen;
+	uint8_t ip_proto;
+	uint8_t src_ip[16], dst_ip[16]; /* network order; IPv4 in bytes 0..3 */
+	uint16_t sport_lo, sport_hi, dport_lo, dport_hi;
+	uint8_t dscp, dscp_mask, tcp_flags, tcp_flags_mask;
+	uint16_t redirect_port; /* VF index, VFW_ESW_PORT_UPLINK or _PF */
+	uint16_t mirror_port;
+	uint8_t set_tc;         /* 0..7 */
+	uint8_t rsvd1[3];
+	uint32_t police_burst;  /* bytes, > 0 */
+	uint64_t police_rate;   /* bits/s, > 0 */
+	uint8_t rsvd2[16];
+};
+
 /* One 64-byte descriptor; the device writes it back in place. */
 struct vfw_aq_desc {
 	uint16_t opcode;   /* VFW_AQ_OP_* */
@@ -432,6 +530,7 @@ struct vfw_aq_desc {
 		struct vfw_aq_dcb_apps apps;
 		struct vfw_aq_qos_tc_stats tc_stats;
 		struct vfw_aq_esw_mode esw;         /* 2.2 */
+		struct vfw_aq_esw_rule_ref rule;    /* 2.3 */
 		uint8_t raw[48];
 	} u;
 };
@@ -453,6 +552,8 @@ _Static_assert(sizeof(struct vfw_aq_dcb_trust) == 48, "trust size");
 _Static_assert(sizeof(struct vfw_aq_dcb_apps) == 48, "apps size");
 _Static_assert(sizeof(struct vfw_aq_qos_tc_stats) == 48, "tc stats size");
 _Static_assert(sizeof(struct vfw_aq_esw_mode) == 48, "esw mode size");
+_Static_assert(sizeof(struct vfw_aq_esw_rule_ref) == 48, "rule ref size");
+_Static_assert(sizeof(struct vfw_esw_rule) == 128, "rule size");
 #endif
 
 #endif /* VFWARP_ADMIN_H */

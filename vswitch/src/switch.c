@@ -278,6 +278,8 @@ void vsw_fdb_flush_learned(vsw_switch *sw)
 }
 
 /* ---- ports ---- */
+static void derive_port(vsw_ports *p, unsigned port);
+
 int vsw_port_set(vsw_switch *sw, unsigned port, const vsw_port_cfg *c, vsw_error *err)
 {
     if (port >= sw->nports)
@@ -317,9 +319,9 @@ int vsw_port_set(vsw_switch *sw, unsigned port, const vsw_port_cfg *c, vsw_error
         free(p);
         return vsw_err(err, -ENOMEM, -1, "out of memory");
     }
-    memcpy(p->cfg, cur->ports->cfg, sizeof(p->cfg));
+    memcpy(p, cur->ports, sizeof(*p));
     p->cfg[port] = *c;
-    vsw_ports_derive(p, sw->nports);
+    derive_port(p, port);
     fresh->ports = p;
     vsw_publish(sw, fresh, cur->ports, free_plain);
     return 0;
@@ -346,27 +348,45 @@ void vsw_port_cfg_default(vsw_port_cfg *c)
     c->miss_port = VSW_PORT_ANY;
 }
 
+/* Port i's bits in the derived sets, from its config (bits clear before). */
+static void derive_one(vsw_ports *p, unsigned i)
+{
+    const vsw_port_cfg *c = &p->cfg[i];
+    if (!c->link_up)
+        return;
+    vsw_portset_add(&p->up, i);
+    if (i == VSW_PORT_UPLINK || c->trust)
+        vsw_portset_add(&p->promisc, i);
+    if (c->vlan_mode == VSW_VLAN_ACCESS) {
+        vsw_portset_add(&p->member[c->pvid], i);
+    } else {
+        for (unsigned v = 0; v < 4096; v++)
+            if ((c->allowed[v >> 6] >> (v & 63)) & 1)
+                vsw_portset_add(&p->member[v], i);
+        vsw_portset_add(&p->member[c->native_vid], i);
+    }
+}
+
 void vsw_ports_derive(vsw_ports *p, unsigned nports)
 {
     memset(&p->up, 0, sizeof(p->up));
     memset(&p->promisc, 0, sizeof(p->promisc));
     memset(p->member, 0, sizeof(p->member));
-    for (unsigned i = 0; i < nports; i++) {
-        const vsw_port_cfg *c = &p->cfg[i];
-        if (!c->link_up)
-            continue;
-        vsw_portset_add(&p->up, i);
-        if (i == VSW_PORT_UPLINK || c->trust)
-            vsw_portset_add(&p->promisc, i);
-        if (c->vlan_mode == VSW_VLAN_ACCESS) {
-            vsw_portset_add(&p->member[c->pvid], i);
-        } else {
-            for (unsigned v = 0; v < 4096; v++)
-                if ((c->allowed[v >> 6] >> (v & 63)) & 1)
-                    vsw_portset_add(&p->member[v], i);
-            vsw_portset_add(&p->member[c->native_vid], i);
-        }
-    }
+    for (unsigned i = 0; i < nports; i++)
+        derive_one(p, i);
+}
+
+/* Only port `port` changed: clear its bits and derive them again (a
+ * full derive walks 4096 VLANs for every port: with 130 ports that was
+ * most of an `ip link set PF vf N` or an eswitch mode change, which sets
+ * every port). */
+static void derive_port(vsw_ports *p, unsigned port)
+{
+    vsw_portset_del(&p->up, port);
+    vsw_portset_del(&p->promisc, port);
+    for (unsigned v = 0; v < 4096; v++)
+        vsw_portset_del(&p->member[v], port);
+    derive_one(p, port);
 }
 
 int vsw_port_counters_get(const vsw_switch *sw, unsigned port, vsw_port_counters *c)
