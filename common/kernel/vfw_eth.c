@@ -116,7 +116,7 @@ static void rx_refill(struct vfw_eth *eth)
 		d->status = 0;
 		d->err = 0;
 		d->vlan = 0;
-		d->rsvd = 0;
+		d->src_port = 0;
 		r->next_to_use = (r->next_to_use + 1) & mask;
 		posted = true;
 	}
@@ -232,35 +232,26 @@ static u32 tx_free(const struct vfw_eth_ring *r)
 	return (r->next_to_clean - r->next_to_use - 1) & (r->count - 1);
 }
 
-netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb)
+void vfw_eth_init(struct vfw_eth *eth)
 {
-	struct net_device *netdev = eth->netdev;
+	spin_lock_init(&eth->tx_lock);
+}
+
+/* Fill the next TX descriptor with skb; caller holds tx_lock and has
+ * checked there is room. 0, or -ENOMEM when the DMA mapping failed (the
+ * skb is then the caller's). */
+static int tx_put(struct vfw_eth *eth, struct sk_buff *skb, u8 flags,
+		  u16 port)
+{
 	struct vfw_eth_ring *r = &eth->tx;
 	struct device *dev = &eth->pdev->dev;
 	struct vfw_tx_desc *d;
 	dma_addr_t dma;
 	u32 i;
 
-	if (skb_put_padto(skb, ETH_ZLEN)) {
-		eth->stats.tx_dropped++;
-		return NETDEV_TX_OK;
-	}
-	if (skb_linearize(skb) || skb->len > VFW_FRAME_MAX) {
-		eth->stats.tx_dropped++;
-		dev_kfree_skb_any(skb);
-		return NETDEV_TX_OK;
-	}
-	if (!tx_free(r)) {
-		netif_stop_queue(netdev);
-		eth->stats.tx_busy++;
-		return NETDEV_TX_BUSY;
-	}
 	dma = dma_map_single(dev, skb->data, skb->len, DMA_TO_DEVICE);
-	if (dma_mapping_error(dev, dma)) {
-		eth->stats.tx_dropped++;
-		dev_kfree_skb_any(skb);
-		return NETDEV_TX_OK;
-	}
+	if (dma_mapping_error(dev, dma))
+		return -ENOMEM;
 	i = r->next_to_use;
 	r->skb[i] = skb;
 	r->buf_dma[i] = dma;
@@ -268,11 +259,49 @@ netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb)
 	d = (struct vfw_tx_desc *)r->desc + i;
 	d->addr = cpu_to_le64(dma);
 	d->len = cpu_to_le16(skb->len);
-	d->flags = VFW_TXD_EOP;
+	d->flags = VFW_TXD_EOP | flags;
 	d->status = 0;
 	d->vlan = 0;
-	d->rsvd = 0;
+	d->port = cpu_to_le16(port);
 	r->next_to_use = (i + 1) & (r->count - 1);
+	return 0;
+}
+
+/* Pad and linearise for the device; false: dropped (and freed). */
+static bool tx_prepare(struct vfw_eth *eth, struct sk_buff *skb)
+{
+	if (skb_put_padto(skb, ETH_ZLEN)) {
+		eth->stats.tx_dropped++;
+		return false;
+	}
+	if (skb_linearize(skb) || skb->len > VFW_FRAME_MAX) {
+		eth->stats.tx_dropped++;
+		dev_kfree_skb_any(skb);
+		return false;
+	}
+	return true;
+}
+
+netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb)
+{
+	struct net_device *netdev = eth->netdev;
+	struct vfw_eth_ring *r = &eth->tx;
+
+	if (!tx_prepare(eth, skb))
+		return NETDEV_TX_OK;
+	spin_lock(&eth->tx_lock);
+	if (!tx_free(r)) {
+		netif_stop_queue(netdev);
+		eth->stats.tx_busy++;
+		spin_unlock(&eth->tx_lock);
+		return NETDEV_TX_BUSY;
+	}
+	if (tx_put(eth, skb, 0, 0)) {
+		eth->stats.tx_dropped++;
+		spin_unlock(&eth->tx_lock);
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
 	skb_tx_timestamp(skb);
 	if (tx_free(r) < 2) {
 		netif_stop_queue(netdev);
@@ -285,7 +314,29 @@ netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb)
 		wmb();
 		vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_TAIL, r->next_to_use);
 	}
+	spin_unlock(&eth->tx_lock);
 	return NETDEV_TX_OK;
+}
+
+bool vfw_eth_xmit_port(struct vfw_eth *eth, struct sk_buff *skb, u16 port)
+{
+	struct vfw_eth_ring *r = &eth->tx;
+	bool sent = false;
+
+	if (!tx_prepare(eth, skb))
+		return false;
+	spin_lock(&eth->tx_lock);
+	/* keep a slot for the netdev's own queue, which stops at 2 */
+	if (eth->rings_up && tx_free(r) > 2 &&
+	    !tx_put(eth, skb, VFW_TXD_TO_PORT, port)) {
+		wmb();
+		vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_TAIL, r->next_to_use);
+		sent = true;
+	}
+	spin_unlock(&eth->tx_lock);
+	if (!sent)
+		dev_kfree_skb_any(skb);
+	return sent;
 }
 
 static void tx_clean(struct vfw_eth *eth, int budget)
@@ -352,6 +403,16 @@ static int rx_clean(struct vfw_eth *eth, int budget)
 			continue;
 		}
 		skb_put(skb, len);
+		if (status & VFW_RXD_STS_SRC) {
+			/* switchdev: a VF's frame for its representor */
+			if (eth->rx_port) {
+				eth->rx_port(eth, le16_to_cpu(d->src_port), skb);
+			} else {
+				eth->stats.rx_errors++;
+				dev_kfree_skb_any(skb);
+			}
+			continue;
+		}
 		skb->protocol = eth_type_trans(skb, eth->netdev);
 		eth->stats.rx_packets++;
 		eth->stats.rx_bytes += len;

@@ -39,6 +39,17 @@ struct vfw_eth_sw_stats {
 	u64 rx_packets, rx_bytes, rx_errors, rx_alloc_fail;
 };
 
+struct vfw_eth;
+
+/*
+ * Switchdev slow path (PF only, docs/switchdev.md): a received frame the
+ * device tagged VFW_RXD_STS_SRC belongs to VF `port`'s representor. The
+ * hook takes the skb (delivers or frees it); with no hook such frames are
+ * dropped as rx_errors.
+ */
+typedef void (*vfw_eth_rx_port_fn)(struct vfw_eth *eth, u16 port,
+				   struct sk_buff *skb);
+
 struct vfw_eth {
 	struct pci_dev *pdev;
 	struct net_device *netdev;
@@ -50,6 +61,10 @@ struct vfw_eth {
 	struct vfw_eth_sw_stats stats;
 	u16 rx_buf;			/* RX buffer bytes, fixed while the rings are up */
 	bool rings_up;
+	/* Producers of the TX ring: the netdev's queue and, on the PF in
+	 * switchdev mode, every representor's: they serialise here. */
+	spinlock_t tx_lock;
+	vfw_eth_rx_port_fn rx_port;	/* PF: representors' RX, else NULL */
 };
 
 static inline u32 vfw_eth_rd(const struct vfw_eth *eth, u32 reg)
@@ -74,6 +89,12 @@ void vfw_eth_irq_enable(struct vfw_eth *eth, bool on);
 void vfw_eth_link_check(struct vfw_eth *eth);
 int vfw_eth_poll(struct napi_struct *napi, int budget);
 netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb);
+/* Representor transmit on the PF's ring (VFW_TXD_TO_PORT): the frame goes
+ * to VF `port`. Never stops a queue: with the ring full or down the frame
+ * is dropped (false), as a congested switch port would. */
+bool vfw_eth_xmit_port(struct vfw_eth *eth, struct sk_buff *skb, u16 port);
+/* Call once before the rings first come up. */
+void vfw_eth_init(struct vfw_eth *eth);
 
 /* Interrupt handlers; the cookie is the struct vfw_eth. */
 irqreturn_t vfw_eth_link_irq(int irq, void *data);

@@ -3,12 +3,15 @@
  * pf.h - state shared by the parts of the vfwarp PF driver: probe
  * (pf_main.c), admin queue client (pf_admin.c), netdev (pf_netdev.c), the
  * VF configuration ops (pf_vf.c), the devlink instance and its ports
- * (pf_devlink.c), devlink rate (pf_rate.c) and dcbnl (pf_dcb.c).
+ * (pf_devlink.c), devlink rate (pf_rate.c), dcbnl (pf_dcb.c), the eswitch
+ * mode (pf_eswitch.c), the VF representors (pf_repr.c) and tc flower
+ * offload (pf_tc.c).
  */
 #ifndef VFW_PF_H
 #define VFW_PF_H
 
 #include <linux/etherdevice.h>
+#include <linux/hashtable.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
@@ -76,6 +79,20 @@ struct vfw_pf {
 	struct vfw_pf_port *vf_ports;
 	int num_vf_ports;
 	bool rate_closed;	/* pf_rate.c: the device's tree is emptied */
+
+	/* switchdev (pf_eswitch.c, pf_repr.c): the mode (DEVLINK_ESWITCH_MODE_*,
+	 * changed under the devlink lock) and VF n's representor, read by
+	 * the RX path under RCU. */
+	u16 eswitch_mode;
+	struct vfw_pf_repr __rcu *repr[VFW_SRIOV_TOTAL_VFS];
+
+	/* tc flower offload (pf_tc.c): offloaded filters by cookie and the
+	 * DMA buffer a rule goes to the device in, under tc_lock. */
+	struct mutex tc_lock;
+	DECLARE_HASHTABLE(tc_rules, 10);
+	unsigned int tc_num_rules;
+	struct vfw_esw_rule *tc_buf;
+	dma_addr_t tc_buf_dma;
 };
 
 /* The PF behind its netdev (pf_netdev.c keeps the pointer first in priv). */
@@ -92,8 +109,34 @@ int vfw_pf_aq_errno(u16 status);
 const char *vfw_pf_aq_status_str(u16 status);
 
 /* pf_netdev.c */
+struct vfw_eth;
 int vfw_pf_netdev_create(struct vfw_pf *pf);
 void vfw_pf_netdev_destroy(struct vfw_pf *pf);
+struct vfw_eth *vfw_pf_eth(struct vfw_pf *pf);
+
+/* pf_eswitch.c (under the devlink lock) */
+int vfw_pf_eswitch_mode_get(struct devlink *devlink, u16 *mode);
+int vfw_pf_eswitch_mode_set(struct devlink *devlink, u16 mode,
+			    struct netlink_ext_ack *extack);
+int vfw_pf_eswitch_vfs_add(struct vfw_pf *pf, int num);
+void vfw_pf_eswitch_vfs_del(struct vfw_pf *pf, int num);
+void vfw_pf_eswitch_fini(struct vfw_pf *pf);
+
+/* pf_repr.c */
+struct sk_buff;
+int vfw_pf_repr_create(struct vfw_pf *pf, u16 vf);
+void vfw_pf_repr_destroy(struct vfw_pf *pf, u16 vf);
+void vfw_pf_repr_rx(struct vfw_eth *eth, u16 vf, struct sk_buff *skb);
+int vfw_pf_repr_vf(struct vfw_pf *pf, const struct net_device *dev);
+struct vfw_pf *vfw_pf_of_esw_netdev(struct net_device *dev);
+bool vfw_pf_is_pf_netdev(const struct net_device *dev);
+
+/* pf_tc.c */
+enum tc_setup_type;
+int vfw_pf_setup_tc(struct net_device *dev, enum tc_setup_type type,
+		    void *type_data);
+int vfw_pf_tc_init(struct vfw_pf *pf);
+void vfw_pf_tc_fini(struct vfw_pf *pf);
 
 /* pf_mbox.c */
 int vfw_pf_mbox_init(struct vfw_pf *pf);
@@ -184,6 +227,7 @@ static inline u8 vfw_apps_dscp_prio(const struct vfw_aq_dcb_apps *a, int d)
 
 /* pf_dcb.c */
 void vfw_pf_dcb_set_ops(struct net_device *dev);
+u8 vfw_pf_prio_tc(struct vfw_pf *pf, u8 prio);
 void vfw_pf_dcb_init(struct vfw_pf *pf);
 
 /* pf_irq.c */

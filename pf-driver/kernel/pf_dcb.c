@@ -51,6 +51,17 @@ static int vfw_pf_dcb_getets(struct net_device *dev, struct ieee_ets *ets)
 	return 0;
 }
 
+/* The class of 802.1p priority `prio` (dcb ets prio-tc) as the device has
+ * it; the default map (identity) if it cannot be read. */
+u8 vfw_pf_prio_tc(struct vfw_pf *pf, u8 prio)
+{
+	struct vfw_aq_desc d = {};
+
+	if (vfw_pf_dcb_cmd(pf, VFW_AQ_OP_DCB_GET_ETS, &d, "get ets"))
+		return prio & 7;
+	return d.u.ets.prio_tc[prio & 7] & 7;
+}
+
 static int vfw_pf_dcb_setets(struct net_device *dev, struct ieee_ets *ets)
 {
 	struct vfw_pf *pf = vfw_pf_from_netdev(dev);

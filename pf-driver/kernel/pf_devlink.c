@@ -12,9 +12,9 @@
  * and in the admin commands alike. The PF and VF ports carry a devlink
  * rate leaf (pf_rate.c).
  *
- * The eswitch is legacy only: switchdev needs VF representors (issue 16),
- * so `devlink dev eswitch set ... mode switchdev` is refused with an extack
- * message and changes nothing.
+ * The eswitch mode and the VF representors of switchdev mode are
+ * pf_eswitch.c's and pf_repr.c's; VFs added or removed here gain or lose
+ * their representors in switchdev mode.
  *
  * The PF netdev is deliberately not linked to the uplink port
  * (SET_NETDEV_DEVLINK_PORT): the link gives it a phys_port_name ("p0"),
@@ -38,22 +38,6 @@ enum {
 static struct vfw_pf *devlink_pf(struct devlink *devlink)
 {
 	return *(struct vfw_pf **)devlink_priv(devlink);
-}
-
-static int vfw_pf_eswitch_mode_get(struct devlink *devlink, u16 *mode)
-{
-	*mode = DEVLINK_ESWITCH_MODE_LEGACY;
-	return 0;
-}
-
-static int vfw_pf_eswitch_mode_set(struct devlink *devlink, u16 mode,
-				   struct netlink_ext_ack *extack)
-{
-	if (mode == DEVLINK_ESWITCH_MODE_LEGACY)
-		return 0;
-	NL_SET_ERR_MSG_MOD(extack,
-			   "switchdev mode is not supported yet (no VF representors); the eswitch stays in legacy mode");
-	return -EOPNOTSUPP;
 }
 
 static int vfw_pf_info_get(struct devlink *devlink,
@@ -193,6 +177,14 @@ static int __vfw_pf_devlink_vfs_add(struct vfw_pf *pf, int num_vfs)
 	pf->vf_ports = ports;
 	pf->num_vf_ports = num_vfs;
 	mutex_unlock(&pf->vf_ports_lock);
+	err = vfw_pf_eswitch_vfs_add(pf, num_vfs);
+	if (err) {
+		mutex_lock(&pf->vf_ports_lock);
+		pf->vf_ports = NULL;
+		pf->num_vf_ports = 0;
+		mutex_unlock(&pf->vf_ports_lock);
+		goto err_port;
+	}
 	return 0;
 
 err_port:
@@ -208,6 +200,8 @@ static void __vfw_pf_devlink_vfs_del(struct vfw_pf *pf)
 	struct vfw_pf_port *ports;
 	int i, num;
 
+	/* Representors go before the ports they are linked to. */
+	vfw_pf_eswitch_vfs_del(pf, pf->num_vf_ports);
 	/* Unpublish first: the ndo path must not reach a leaf being freed. */
 	mutex_lock(&pf->vf_ports_lock);
 	ports = pf->vf_ports;
@@ -310,6 +304,7 @@ void vfw_pf_devlink_fini(struct vfw_pf *pf)
 	 * the device (pf_rate.c, robust to guarantees that no longer fit),
 	 * then devlink's leaves before its nodes (vfw_pf_fn_port_del). */
 	devl_unregister(devlink);
+	vfw_pf_eswitch_fini(pf);
 	vfw_pf_rate_fini(pf);
 	__vfw_pf_devlink_vfs_del(pf);
 	vfw_pf_fn_port_del(&pf->pf_port);

@@ -102,6 +102,9 @@ static int vfw_pf_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		vfw_pf_aq_fini(pf);
 		return err;
 	}
+	err = vfw_pf_tc_init(pf);
+	if (err)
+		goto err_tc;
 	err = vfw_pf_netdev_create(pf);
 	if (err)
 		goto err_netdev;
@@ -120,6 +123,8 @@ err_mbox:
 err_devlink:
 	vfw_pf_netdev_destroy(pf);
 err_netdev:
+	vfw_pf_tc_fini(pf);
+err_tc:
 	vfw_pf_irq_fini(pf);
 	vfw_pf_aq_fini(pf);
 	return err;
@@ -229,6 +234,7 @@ static void vfw_pf_remove(struct pci_dev *pdev)
 	vfw_pf_devlink_fini(pf);
 	vfw_pf_mbox_fini(pf);
 	vfw_pf_netdev_destroy(pf);
+	vfw_pf_tc_fini(pf);
 
 	if (num) {
 		if (vfw_pf_vfs_in_use(pdev, "driver removal"))

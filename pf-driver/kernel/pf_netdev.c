@@ -67,7 +67,13 @@ static const struct net_device_ops vfw_pf_netdev_ops = {
 	.ndo_set_vf_link_state = vfw_pf_set_vf_link_state,
 	.ndo_get_vf_config = vfw_pf_get_vf_config,
 	.ndo_get_vf_stats = vfw_pf_get_vf_stats,
+	.ndo_setup_tc = vfw_pf_setup_tc,
 };
+
+bool vfw_pf_is_pf_netdev(const struct net_device *dev)
+{
+	return dev->netdev_ops == &vfw_pf_netdev_ops;
+}
 
 static void vfw_pf_get_drvinfo(struct net_device *dev,
 			       struct ethtool_drvinfo *info)
@@ -150,6 +156,11 @@ static const struct ethtool_ops vfw_pf_ethtool_ops = {
 	.get_ethtool_stats = vfw_pf_get_ethtool_stats,
 };
 
+struct vfw_eth *vfw_pf_eth(struct vfw_pf *pf)
+{
+	return ndev_eth(pf->netdev);
+}
+
 int vfw_pf_netdev_create(struct vfw_pf *pf)
 {
 	struct pci_dev *pdev = pf->pdev;
@@ -170,6 +181,8 @@ int vfw_pf_netdev_create(struct vfw_pf *pf)
 	eth->vec_link = VFW_PF_VEC_LINK;
 	eth->vec_rx = VFW_PF_VEC_RX;
 	eth->vec_tx = VFW_PF_VEC_TX;
+	vfw_eth_init(eth);
+	eth->rx_port = vfw_pf_repr_rx;
 
 	err = request_irq(pci_irq_vector(pdev, VFW_PF_VEC_LINK),
 			  vfw_eth_link_irq, 0, "vfwarp_pf-link", eth);
@@ -187,6 +200,9 @@ int vfw_pf_netdev_create(struct vfw_pf *pf)
 	SET_NETDEV_DEV(dev, &pdev->dev);
 	dev->netdev_ops = &vfw_pf_netdev_ops;
 	dev->ethtool_ops = &vfw_pf_ethtool_ops;
+	/* tc flower offload as the uplink representor (switchdev mode) */
+	dev->hw_features |= NETIF_F_HW_TC;
+	dev->features |= NETIF_F_HW_TC;
 	/* RX buffers are VFW_ETH_RX_BUF bytes: no jumbo frames. */
 	dev->min_mtu = ETH_MIN_MTU;
 	dev->max_mtu = ETH_DATA_LEN;

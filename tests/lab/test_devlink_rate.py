@@ -1,6 +1,6 @@
 """devlink on the PF (issue 17, and the instance/ports issue 16 builds on):
-the devlink instance and its ports as VFs come and go, the legacy-only
-eswitch, devlink rate leaves and nodes (docs/qos.md) set, read back and
+the devlink instance and its ports as VFs come and go (the eswitch modes:
+test_switchdev.py), devlink rate leaves and nodes (docs/qos.md) set, read back and
 refused, `ip link` and devlink agreeing on a VF's rates, the uplink's line
 rate (devlink param line_rate_kbps), and one congestion test: two VFs with
 3:1 weights share a line rate iperf3 can fill under TCG.
@@ -53,18 +53,6 @@ def test_devlink_instance_info_and_ports_follow_vfs(lab2):
         st = pf.numvfs(0)
         assert sorted(st["ports"]) == [0, UPLINK] and set(st["rates"]) == {"0"}
         assert sorted(pf.numvfs(1)["ports"]) == [0, 1, UPLINK]
-
-
-def test_eswitch_legacy_and_switchdev_refused(lab2):
-    with pf_loaded(lab2) as pf:
-        show = f"devlink -j dev eswitch show {pf.dl}"
-        (rc0, _, st0), (rc1, err, st1), (rc2, mode, st2), (rc3, _, _) = pf.run_many([
-            ":", f"devlink dev eswitch set {pf.dl} mode switchdev",
-            f"sh -c '{show} 1>&2'", f"devlink dev eswitch set {pf.dl} mode legacy"])
-        assert rc1 != 0 and (rc0, rc2, rc3) == (0, 0, 0)
-        assert "switchdev mode is not supported yet (no VF representors)" in err, err
-        assert json.loads(mode)["dev"][pf.dl]["mode"] == "legacy"
-        assert st0 == st1 == st2 and sorted(st0["ports"]) == [0, 1, 2, UPLINK]
 
 
 def test_rate_leaves_and_nodes_set_and_read_back(lab2):

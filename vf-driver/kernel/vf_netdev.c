@@ -234,6 +234,7 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 	eth->vec_link = VFW_VF_VEC_LINK;
 	eth->vec_rx = VFW_VF_VEC_RX;
 	eth->vec_tx = VFW_VF_VEC_TX;
+	vfw_eth_init(eth);
 	vf->index = index;
 	mutex_init(&vf->mbx_lock);
 	init_completion(&vf->mbx_done);

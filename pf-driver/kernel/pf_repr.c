@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pf_repr.c - VF representors (switchdev mode, docs/switchdev.md).
+ *
+ * One netdev per VF while the eswitch is in switchdev mode. It is the VF's
+ * port on the host side of the adapter's switch: what the VF sends and no
+ * offloaded rule forwards arrives here (the PF's RX ring, descriptors
+ * tagged VFW_RXD_STS_SRC with the VF index), and what is sent here reaches
+ * the VF (the PF's TX ring, VFW_TXD_TO_PORT). Both share the PF's rings
+ * and NAPI (common/kernel/vfw_eth.c), so the PF netdev - the uplink
+ * representor - must be up for representors to pass traffic.
+ *
+ * Linked to the VF's devlink port (SET_NETDEV_DEVLINK_PORT): the port
+ * gives the netdev its phys_port_name "pf<N>vf<M>", from which udev names
+ * it stably (enp1s0npf0vf2 for VF 2 of the PF at 01:00.0); its parent ID is
+ * the switch's ID, the same on every representor of the adapter.
+ *
+ * The RX path looks representors up under RCU (NAPI context); they are
+ * created and destroyed under the devlink lock (pf_eswitch.c).
+ */
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <linux/rcupdate.h>
+#include <linux/u64_stats_sync.h>
+
+#include "pf.h"
+#include "vfw_eth.h"
+
+struct vfw_pf_repr {
+	struct vfw_pf *pf;
+	struct net_device *netdev;
+	u16 vf;
+	struct u64_stats_sync syncp;
+	u64 rx_packets, rx_bytes;       /* NAPI */
+	u64 tx_packets, tx_bytes, tx_dropped;
+};
+
+static struct vfw_pf_repr *repr_of(struct net_device *dev)
+{
+	return netdev_priv(dev);
+}
+
+static int vfw_pf_repr_open(struct net_device *dev)
+{
+	netif_carrier_on(dev);
+	netif_start_queue(dev);
+	return 0;
+}
+
+static int vfw_pf_repr_stop(struct net_device *dev)
+{
+	netif_stop_queue(dev);
+	netif_carrier_off(dev);
+	return 0;
+}
+
+static netdev_tx_t vfw_pf_repr_xmit(struct sk_buff *skb,
+				    struct net_device *dev)
+{
+	struct vfw_pf_repr *r = repr_of(dev);
+	unsigned int len = skb->len;
+	bool sent = false;
+
+	if (r->pf->netdev && netif_running(r->pf->netdev))
+		sent = vfw_eth_xmit_port(vfw_pf_eth(r->pf), skb, r->vf);
+	else
+		dev_kfree_skb_any(skb);
+	u64_stats_update_begin(&r->syncp);
+	if (sent) {
+		r->tx_packets++;
+		r->tx_bytes += len;
+	} else {
+		r->tx_dropped++;
+	}
+	u64_stats_update_end(&r->syncp);
+	return NETDEV_TX_OK;
+}
+
+static void vfw_pf_repr_get_stats64(struct net_device *dev,
+				    struct rtnl_link_stats64 *st)
+{
+	struct vfw_pf_repr *r = repr_of(dev);
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&r->syncp);
+		st->rx_packets = r->rx_packets;
+		st->rx_bytes = r->rx_bytes;
+		st->tx_packets = r->tx_packets;
+		st->tx_bytes = r->tx_bytes;
+		st->tx_dropped = r->tx_dropped;
+	} while (u64_stats_fetch_retry(&r->syncp, start));
+}
+
+/* The switch's ID: the adapter's permanent MAC, the same on every port. */
+static int vfw_pf_repr_get_port_parent_id(struct net_device *dev,
+					  struct netdev_phys_item_id *ppid)
+{
+	struct vfw_pf *pf = repr_of(dev)->pf;
+
+	ppid->id_len = ETH_ALEN;
+	memcpy(ppid->id, pf->mac, ETH_ALEN);
+	return 0;
+}
+
+static const struct net_device_ops vfw_pf_repr_ops = {
+	.ndo_open = vfw_pf_repr_open,
+	.ndo_stop = vfw_pf_repr_stop,
+	.ndo_start_xmit = vfw_pf_repr_xmit,
+	.ndo_get_stats64 = vfw_pf_repr_get_stats64,
+	.ndo_get_port_parent_id = vfw_pf_repr_get_port_parent_id,
+	.ndo_setup_tc = vfw_pf_setup_tc,
+};
+
+/* VF index of `dev` if it is one of pf's representors, else -1. */
+int vfw_pf_repr_vf(struct vfw_pf *pf, const struct net_device *dev)
+{
+	const struct vfw_pf_repr *r;
+
+	if (!dev || dev->netdev_ops != &vfw_pf_repr_ops)
+		return -1;
+	r = netdev_priv(dev);
+	return r->pf == pf ? r->vf : -1;
+}
+
+/* The PF of a representor or of the PF netdev (the uplink representor). */
+struct vfw_pf *vfw_pf_of_esw_netdev(struct net_device *dev)
+{
+	if (dev->netdev_ops == &vfw_pf_repr_ops)
+		return repr_of(dev)->pf;
+	if (vfw_pf_is_pf_netdev(dev))
+		return vfw_pf_from_netdev(dev);
+	return NULL;
+}
+
+/* vfw_eth's rx_port hook: a VF's slow-path frame to its representor. */
+void vfw_pf_repr_rx(struct vfw_eth *eth, u16 vf, struct sk_buff *skb)
+{
+	struct vfw_pf *pf = vfw_pf_from_netdev(eth->netdev);
+	struct vfw_pf_repr *r;
+	unsigned int len = skb->len;
+
+	rcu_read_lock();
+	r = vf < VFW_SRIOV_TOTAL_VFS ? rcu_dereference(pf->repr[vf]) : NULL;
+	if (!r || !netif_running(r->netdev)) {
+		rcu_read_unlock();
+		eth->stats.rx_errors++;
+		dev_kfree_skb_any(skb);
+		return;
+	}
+	skb->protocol = eth_type_trans(skb, r->netdev);
+	u64_stats_update_begin(&r->syncp);
+	r->rx_packets++;
+	r->rx_bytes += len;
+	u64_stats_update_end(&r->syncp);
+	napi_gro_receive(&eth->napi, skb);
+	rcu_read_unlock();
+}
+
+/* Caller holds the devlink lock; the VF's devlink port exists. */
+int vfw_pf_repr_create(struct vfw_pf *pf, u16 vf)
+{
+	struct vfw_pf_repr *r;
+	struct net_device *dev;
+	int err;
+
+	dev = alloc_etherdev(sizeof(*r));
+	if (!dev)
+		return -ENOMEM;
+	r = netdev_priv(dev);
+	r->pf = pf;
+	r->netdev = dev;
+	r->vf = vf;
+	u64_stats_init(&r->syncp);
+	SET_NETDEV_DEV(dev, &pf->pdev->dev);
+	SET_NETDEV_DEVLINK_PORT(dev, &pf->vf_ports[vf].dl);
+	dev->netdev_ops = &vfw_pf_repr_ops;
+	dev->hw_features |= NETIF_F_HW_TC;  /* tc flower: pf_tc.c */
+	dev->features |= NETIF_F_HW_TC;
+	dev->min_mtu = ETH_MIN_MTU;
+	dev->max_mtu = ETH_DATA_LEN;  /* the PF's RX buffers carry its frames */
+	eth_hw_addr_random(dev);
+	netif_carrier_off(dev);
+	err = register_netdev(dev);
+	if (err) {
+		free_netdev(dev);
+		return err;
+	}
+	rcu_assign_pointer(pf->repr[vf], r);
+	return 0;
+}
+
+/* Caller holds the devlink lock. */
+void vfw_pf_repr_destroy(struct vfw_pf *pf, u16 vf)
+{
+	struct vfw_pf_repr *r = rcu_dereference_protected(pf->repr[vf], true);
+
+	if (!r)
+		return;
+	RCU_INIT_POINTER(pf->repr[vf], NULL);
+	synchronize_net();      /* no NAPI poll still holds it */
+	unregister_netdev(r->netdev);
+	free_netdev(r->netdev);
+}
