@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fuzz_esw_rules.c - the 2.3 offloaded-rule commands and the 2.2 eswitch
- * mode (src/admin_esw.c) under PF driver control, against the real data
+ * fuzz_esw_rules.c - the 2.3 offloaded-rule and FDB commands and the 2.2
+ * eswitch mode (src/admin_esw.c) under PF driver control, against the real data
  * path and its switch. The input is a script of steps of 192 bytes: a
  * 64-byte descriptor (the opcode picked from the eswitch commands, or
  * taken raw) and the 128 bytes the device reads when it DMAs the rule (at
@@ -70,7 +70,7 @@ static int a_wr(void *o, uint64_t a, const void *b, size_t n) { (void)o; (void)a
 static const uint16_t OPS[] = {
     VFW_AQ_OP_ESW_SET_MODE, VFW_AQ_OP_ESW_GET_MODE, VFW_AQ_OP_ESW_RULE_ADD,
     VFW_AQ_OP_ESW_RULE_REPLACE, VFW_AQ_OP_ESW_RULE_DEL, VFW_AQ_OP_ESW_RULE_FLUSH,
-    VFW_AQ_OP_ESW_RULE_STATS,
+    VFW_AQ_OP_ESW_RULE_STATS, VFW_AQ_OP_ESW_FDB_ADD, VFW_AQ_OP_ESW_FDB_DEL,
 };
 #define NOPS (sizeof(OPS) / sizeof(OPS[0]))
 

@@ -200,6 +200,11 @@ struct vsw_switch *vfw_dp_switch(struct vfw_dp *dp);
 int vfw_dp_meter_alloc(struct vfw_dp *dp, uint64_t owner);
 void vfw_dp_meter_free(struct vfw_dp *dp, unsigned id);
 void vfw_dp_meter_gc(struct vfw_dp *dp);
+/* 2.3: an FDB entry offloaded from the PF's bridge: (mac, vid) -> switch
+ * port, or port < 0 to delete it. -EOPNOTSUPP in legacy mode, -ENOENT,
+ * -ENOSPC, -EEXIST (the device's own entry), or the switch's error. */
+int vfw_dp_fdb_offload(struct vfw_dp *dp, const uint8_t mac[6], uint16_t vid,
+                       int port);
 /* Is meter id in use by a rule, and whose (its cookie)? */
 bool vfw_dp_meter_owner(const struct vfw_dp *dp, unsigned id, uint64_t *owner);
 

@@ -2,8 +2,8 @@
 /*
  * admin_esw.c - the admin queue's eswitch commands (hardware interface 2.2
  * and 2.3, include/vfwarp/vfwarp_admin.h, docs/switchdev.md): the switch's
- * mode, legacy or switchdev, and the offloaded rules of switchdev mode (tc
- * flower filters) by cookie.
+ * mode, legacy or switchdev, and the offloads of switchdev mode: rules
+ * (tc flower filters) by cookie and FDB entries (the bridge's).
  *
  * Stateless like admin_qos.c: the mode lives in the data path
  * (vfw_dp_set_switchdev), the rules in the switch's rule table (vswitch.h
@@ -25,7 +25,7 @@ _Static_assert(VFW_ESW_RULES_MAX == VSW_ACL_MAX_RULES, "rule limit");
 bool admin_esw_opcode(uint16_t op)
 {
     return op == VFW_AQ_OP_ESW_SET_MODE || op == VFW_AQ_OP_ESW_GET_MODE ||
-           (op >= VFW_AQ_OP_ESW_RULE_ADD && op <= VFW_AQ_OP_ESW_RULE_FLUSH) ||
+           (op >= VFW_AQ_OP_ESW_RULE_ADD && op <= VFW_AQ_OP_ESW_FDB_DEL) ||
            op == VFW_AQ_OP_ESW_RULE_STATS;
 }
 
@@ -336,6 +336,37 @@ static uint16_t rule_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
     }
 }
 
+/* FDB_ADD / FDB_DEL: one entry offloaded from the PF's bridge. */
+static uint16_t fdb_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
+                         uint8_t *d)
+{
+    const uint8_t *mac = d + P(vfw_aq_esw_fdb, mac);
+    uint16_t vid = ld16(d + P(vfw_aq_esw_fdb, vid));
+    unsigned port = 0;
+    uint16_t st;
+    int rc;
+
+    if (!vfw_dp_switchdev(dp)) {
+        return VFW_AQ_S_UNSUPPORTED;
+    }
+    if (!all_zero(d + P(vfw_aq_esw_fdb, rsvd), sizeof(((struct vfw_aq_esw_fdb *)0)->rsvd)) ||
+        (mac[0] & 1) || all_zero(mac, 6) ||
+        (op == VFW_AQ_OP_ESW_FDB_DEL && ld16(d + P(vfw_aq_esw_fdb, port)))) {
+        return VFW_AQ_S_INVAL;
+    }
+    if (vid > VFW_VLAN_VID_MAX) {
+        return VFW_AQ_S_RANGE;
+    }
+    if (op == VFW_AQ_OP_ESW_FDB_ADD) {
+        st = port_of(a, dp, ld16(d + P(vfw_aq_esw_fdb, port)), false, &port);
+        if (st) {
+            return st;
+        }
+    }
+    rc = vfw_dp_fdb_offload(dp, mac, vid, op == VFW_AQ_OP_ESW_FDB_ADD ? (int)port : -1);
+    return st_of(rc);
+}
+
 uint16_t admin_esw_exec(struct vfw_admin *a, uint16_t op, uint8_t *d)
 {
     struct vfw_dp *dp = a->ops.qos_dp;
@@ -345,6 +376,9 @@ uint16_t admin_esw_exec(struct vfw_admin *a, uint16_t op, uint8_t *d)
     }
     if (!dp) {
         return VFW_AQ_S_UNSUPPORTED;    /* no data path behind the queue */
+    }
+    if (op == VFW_AQ_OP_ESW_FDB_ADD || op == VFW_AQ_OP_ESW_FDB_DEL) {
+        return fdb_exec(a, dp, op, d);
     }
     if (op != VFW_AQ_OP_ESW_SET_MODE && op != VFW_AQ_OP_ESW_GET_MODE) {
         return rule_exec(a, dp, op, d);

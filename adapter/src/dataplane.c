@@ -77,6 +77,12 @@ struct vfw_dp {
      * bit id of meter_used, and the rule's cookie (admin_esw.c) */
     uint8_t meter_used[VSW_MAX_METERS / 8];
     uint64_t meter_owner[VSW_MAX_METERS];
+    /* 2.3: FDB entries offloaded from the PF's bridge (switchdev mode) */
+    struct dp_fdb_off {
+        uint8_t mac[6];
+        uint16_t vid;
+        bool used;
+    } fdb_off[VFW_ESW_FDB_MAX];
 };
 
 static void tx_kick(struct vfw_dp *dp, unsigned fn);
@@ -1284,6 +1290,67 @@ static void rules_clear(struct vfw_dp *dp)
     for (unsigned id = 1; id < VSW_MAX_METERS; id++) {
         vfw_dp_meter_free(dp, id);
     }
+    for (unsigned i = 0; i < VFW_ESW_FDB_MAX; i++) {
+        if (dp->fdb_off[i].used) {
+            vsw_fdb_del(dp->sw, dp->fdb_off[i].mac, dp->fdb_off[i].vid, NULL);
+            dp->fdb_off[i].used = false;
+        }
+    }
+}
+
+static int fdb_off_find(const struct vfw_dp *dp, const uint8_t mac[6], uint16_t vid)
+{
+    for (unsigned i = 0; i < VFW_ESW_FDB_MAX; i++) {
+        if (dp->fdb_off[i].used && dp->fdb_off[i].vid == vid &&
+            !memcmp(dp->fdb_off[i].mac, mac, 6)) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* 2.3: an offloaded FDB entry (switchdev mode only; the caller checks the
+ * port). Adding an existing (mac, vid) moves it. */
+int vfw_dp_fdb_offload(struct vfw_dp *dp, const uint8_t mac[6], uint16_t vid,
+                       int port)
+{
+    int i = fdb_off_find(dp, mac, vid), rc;
+
+    if (!dp->switchdev) {
+        return -EOPNOTSUPP;
+    }
+    if (port < 0) {                             /* delete */
+        if (i < 0) {
+            return -ENOENT;
+        }
+        vsw_fdb_del(dp->sw, mac, vid, NULL);
+        dp->fdb_off[i].used = false;
+        return 0;
+    }
+    if (i < 0) {
+        for (unsigned k = 0; k < VFW_ESW_FDB_MAX && i < 0; k++) {
+            if (!dp->fdb_off[k].used) {
+                i = (int)k;
+            }
+        }
+        if (i < 0) {
+            return -ENOSPC;
+        }
+        if (vsw_fdb_lookup_static(dp->sw, mac, vid) >= 0) {
+            return -EEXIST;     /* the device's own (the PF's MAC) */
+        }
+    } else {
+        vsw_fdb_del(dp->sw, mac, vid, NULL);    /* moved: add it again */
+    }
+    rc = vsw_fdb_add(dp->sw, mac, vid, (unsigned)port, NULL);
+    if (rc) {
+        dp->fdb_off[i].used = false;
+        return rc;
+    }
+    memcpy(dp->fdb_off[i].mac, mac, 6);
+    dp->fdb_off[i].vid = vid;
+    dp->fdb_off[i].used = true;
+    return 0;
 }
 
 int vfw_dp_meter_alloc(struct vfw_dp *dp, uint64_t owner)

@@ -1109,6 +1109,70 @@ static void test_esw_rules(void)
     vfw_dp_destroy(dp);
 }
 
+static uint16_t fdb_cmd(struct vfw_admin *adm, uint16_t op, const uint8_t mac[6], uint16_t vid,
+                        uint16_t port, struct vfw_aq_desc *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->opcode = op;
+    memcpy(d->u.fdb.mac, mac, 6);
+    d->u.fdb.vid = vid;
+    d->u.fdb.port = port;
+    return vfw_admin_exec(adm, (uint8_t *)d);
+}
+
+/* 2.3 bridge FDB offload: once VF1's MAC is offloaded, VF0's frames to it
+ * go to VF1 in the switch (not to the PF's slow path); a remote MAC on the
+ * uplink likewise; refusals change nothing; legacy mode removes them. */
+static void test_esw_fdb(void)
+{
+    struct vfw_dp *dp = fresh();
+    struct vfw_admin adm;
+    struct vfw_admin_ops aops = { .dma_read = a_mem_rd, .dma_write = a_none_wr, .qos_dp = dp };
+    struct vfw_aq_desc d;
+    uint8_t a[6], b[6], f[100];
+    const uint8_t remote[6] = { 2, 0, 0, 9, 9, 9 }, mcast[6] = { 1, 0, 0x5e, 0, 0, 1 };
+    uint64_t pf_rx;
+
+    CHECK(vfw_admin_init(&adm, &aops, 4) == 0);
+    vfw_admin_set_num_vfs(&adm, 2);
+    vmac(dp, 0, a);
+    vmac(dp, 1, b);
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, b, 0, 1, &d) == VFW_AQ_S_UNSUPPORTED);
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, VFW_ESW_MODE_SWITCHDEV, &d) == VFW_AQ_S_OK);
+    pf_rx = vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS);
+    frame_make(f, b, a, 100, 1);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 1);      /* slow path */
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, b, 0, 1, &d) == VFW_AQ_S_OK);
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, remote, 0, VFW_ESW_PORT_UPLINK, &d) == VFW_AQ_S_OK);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == 1);              /* in the switch */
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 1);
+    frame_make(f, remote, a, 100, 2);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 1);
+    /* refusals */
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, mcast, 0, 1, &d) == VFW_AQ_S_INVAL);
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, a, 4096, 0, &d) == VFW_AQ_S_RANGE);
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, a, 0, 2, &d) == VFW_AQ_S_BAD_VF);
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, pf_mac, 0, 1, &d) == VFW_AQ_S_EXIST);
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_DEL, a, 0, 0, &d) == VFW_AQ_S_NOENT);
+    /* the remote MAC moved to VF0's port, then deleted: slow path again */
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, remote, 0, 0, &d) == VFW_AQ_S_OK);
+    frame_make(f, remote, b, 100, 3);
+    tx_post(dp, 2, f, 100, 0, 0, true);          /* from VF1: to VF0 now */
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_RX_PKTS) == 1);
+    CHECK(uplink_frames == 1);
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_DEL, remote, 0, 0, &d) == VFW_AQ_S_OK);
+    tx_post(dp, 2, f, 100, 0, 0, true);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 2);
+    /* legacy: offloaded entries go, the VFs' own come back */
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, VFW_ESW_MODE_LEGACY, &d) == VFW_AQ_S_OK);
+    CHECK(vsw_fdb_lookup_static(vfw_dp_switch(dp), remote, 0) < 0);
+    CHECK(vsw_fdb_lookup_static(vfw_dp_switch(dp), b, 0) == (int)VSW_PORT_VF(1));
+    vfw_dp_destroy(dp);
+}
+
 int main(void)
 {
     test_regs();
@@ -1121,6 +1185,7 @@ int main(void)
     test_inject_steer();
     test_switchdev();
     test_esw_rules();
+    test_esw_fdb();
     printf("dataplane: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -106,6 +106,9 @@
 #define VFW_AQ_OP_ESW_RULE_DEL      0x0304  /* vfw_aq_esw_rule_ref: cookie */
 #define VFW_AQ_OP_ESW_RULE_FLUSH    0x0305  /* vfw_aq_esw_rule_ref: scope */
 #define VFW_AQ_OP_ESW_RULE_STATS    0x0382  /* vfw_aq_esw_rule_ref: counters */
+/* 2.3: bridge FDB entries (switchdev bridge offload), switchdev mode only. */
+#define VFW_AQ_OP_ESW_FDB_ADD       0x0306  /* struct vfw_aq_esw_fdb */
+#define VFW_AQ_OP_ESW_FDB_DEL       0x0307  /* struct vfw_aq_esw_fdb */
 
 /* Descriptor flags (written by the device; the driver submits 0). */
 #define VFW_AQ_F_DONE          (1u << 0)
@@ -501,6 +504,25 @@ struct vfw_esw_rule {
 	uint8_t rsvd2[16];
 };
 
+/*
+ * 2.3: ESW_FDB_ADD / ESW_FDB_DEL - a forwarding entry (mac, vid) -> port
+ * the PF driver learned from its bridge (switchdev FDB notifications):
+ * frames to that MAC in that VLAN are forwarded in the switch, from any
+ * port, instead of taking the slow path. Switchdev mode only (UNSUPPORTED
+ * in legacy; leaving switchdev or a reset removes them all). ADD of an
+ * existing (mac, vid) moves it to the new port; DEL of an absent one:
+ * NOENT. mac unicast (INVAL), vid 0..4095 (RANGE; 0 = untagged), port a
+ * VF index (BAD_VF / RANGE) or VFW_ESW_PORT_UPLINK. At most
+ * VFW_ESW_FDB_MAX entries (NOSPC).
+ */
+#define VFW_ESW_FDB_MAX        4096
+struct vfw_aq_esw_fdb {
+	uint8_t mac[6];
+	uint16_t vid;
+	uint16_t port;
+	uint8_t rsvd[38];
+};
+
 /* One 64-byte descriptor; the device writes it back in place. */
 struct vfw_aq_desc {
 	uint16_t opcode;   /* VFW_AQ_OP_* */
@@ -531,6 +553,7 @@ struct vfw_aq_desc {
 		struct vfw_aq_qos_tc_stats tc_stats;
 		struct vfw_aq_esw_mode esw;         /* 2.2 */
 		struct vfw_aq_esw_rule_ref rule;    /* 2.3 */
+		struct vfw_aq_esw_fdb fdb;
 		uint8_t raw[48];
 	} u;
 };
@@ -554,6 +577,7 @@ _Static_assert(sizeof(struct vfw_aq_qos_tc_stats) == 48, "tc stats size");
 _Static_assert(sizeof(struct vfw_aq_esw_mode) == 48, "esw mode size");
 _Static_assert(sizeof(struct vfw_aq_esw_rule_ref) == 48, "rule ref size");
 _Static_assert(sizeof(struct vfw_esw_rule) == 128, "rule size");
+_Static_assert(sizeof(struct vfw_aq_esw_fdb) == 48, "fdb size");
 #endif
 
 #endif /* VFWARP_ADMIN_H */

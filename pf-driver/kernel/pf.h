@@ -5,7 +5,7 @@
  * VF configuration ops (pf_vf.c), the devlink instance and its ports
  * (pf_devlink.c), devlink rate (pf_rate.c), dcbnl (pf_dcb.c), the eswitch
  * mode (pf_eswitch.c), the VF representors (pf_repr.c) and tc flower
- * offload (pf_tc.c).
+ * offload (pf_tc.c) and bridge offload (pf_bridge.c).
  */
 #ifndef VFW_PF_H
 #define VFW_PF_H
@@ -130,6 +130,11 @@ void vfw_pf_repr_rx(struct vfw_eth *eth, u16 vf, struct sk_buff *skb);
 int vfw_pf_repr_vf(struct vfw_pf *pf, const struct net_device *dev);
 struct vfw_pf *vfw_pf_of_esw_netdev(struct net_device *dev);
 bool vfw_pf_is_pf_netdev(const struct net_device *dev);
+
+/* pf_bridge.c: module-wide notifiers (init/exit) */
+int vfw_pf_bridge_register(void);
+void vfw_pf_bridge_unregister(void);
+void vfw_pf_bridge_flush(void);
 
 /* pf_tc.c */
 enum tc_setup_type;

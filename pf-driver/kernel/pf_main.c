@@ -234,6 +234,7 @@ static void vfw_pf_remove(struct pci_dev *pdev)
 	vfw_pf_devlink_fini(pf);
 	vfw_pf_mbox_fini(pf);
 	vfw_pf_netdev_destroy(pf);
+	vfw_pf_bridge_flush();          /* FDB work of our netdevs done */
 	vfw_pf_tc_fini(pf);
 
 	if (num) {
@@ -268,9 +269,18 @@ static int __init vfw_pf_init(void)
 	int err;
 
 	vfw_pf_debugfs_register();
+	err = vfw_pf_bridge_register();
+	if (err)
+		goto err_bridge;
 	err = pci_register_driver(&vfw_pf_driver);
 	if (err)
-		vfw_pf_debugfs_unregister();
+		goto err_pci;
+	return 0;
+
+err_pci:
+	vfw_pf_bridge_unregister();
+err_bridge:
+	vfw_pf_debugfs_unregister();
 	return err;
 }
 module_init(vfw_pf_init);
@@ -278,6 +288,7 @@ module_init(vfw_pf_init);
 static void __exit vfw_pf_exit(void)
 {
 	pci_unregister_driver(&vfw_pf_driver);
+	vfw_pf_bridge_unregister();
 	vfw_pf_debugfs_unregister();
 }
 module_exit(vfw_pf_exit);

@@ -3,8 +3,10 @@
 netdev (named by udev from its devlink port: enp1s0npf0vfN), the VFs'
 traffic that nothing offloaded forwards goes through the representors
 (the slow path), and a Linux bridge of representors and the uplink then
-forwards VF-to-VF and VF-to-wire traffic. Legacy mode forwards in the
-adapter as before once switched back.
+forwards VF-to-VF and VF-to-wire traffic, and programs what it learned into
+the adapter's FDB (bridge offload) so that later frames bypass the host. tc
+flower filters with skip_sw on a representor become rules in the adapter.
+Legacy mode forwards in the adapter as before once switched back.
 
 Modelled on the kernel's netdevsim switchdev selftests: mode on and off
 with VFs present, representors following the VFs, traffic through them.
@@ -115,8 +117,23 @@ def test_slow_path_through_representors_and_a_bridge(lab2):
             st = reprs(lab2)
             for p in ("pf0vf0", "pf0vf1"):
                 s = st[p]["stats64"]
-                # every frame of the VFs went through the host: slow path
-                assert s["rx"]["packets"] >= 6 and s["tx"]["packets"] >= 6, (p, s)
+                # the first frames went through the host: slow path
+                assert s["rx"]["packets"] >= 3 and s["tx"]["packets"] >= 3, (p, s)
+            # bridge offload: the MACs the bridge learned on representors
+            # and on the uplink are in the adapter's FDB ("offload"), so
+            # from now on VF traffic no longer reaches the representors
+            fdb = json.loads(lab2.ssh("h1", "bridge -j fdb show br br0").stdout)
+            macs = {f["mac"]: f for f in fdb if "offload" in f.get("flags", [])}
+            for vf in (0, 1):
+                mac = lab2.ssh("h1", f"ip netns exec vf{vf} cat /sys/class/net/vfeth/address").stdout.strip()
+                assert mac in macs, (mac, fdb)
+            assert ping(lab2, "h1", 0, addr("h1", 1), count=10) == 10
+            assert ping(lab2, "h1", 0, addr("h2", 0), count=10) == 10
+            after = reprs(lab2)
+            for p in ("pf0vf0", "pf0vf1"):
+                grew = after[p]["stats64"]["rx"]["packets"] - st[p]["stats64"]["rx"]["packets"]
+                print(f"\n{p}: RX grew by {grew} during 40 forwarded frames")
+                assert grew < 5, (p, st[p]["stats64"], after[p]["stats64"])
         finally:
             lab2.ssh("h1", "ip link del br0", check=False)
         # legacy again: the adapter forwards, no representor left
@@ -124,3 +141,115 @@ def test_slow_path_through_representors_and_a_bridge(lab2):
         assert reprs(lab2) == {}
         assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
         assert ping(lab2, "h1", 0, addr("h2", 0)) == 3
+
+
+# --- tc flower offload (hw 2.3 rules) ------------------------------------
+
+UDP_RECV = r"""
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.settimeout(0.5)
+n, end = 0, time.time() + float(sys.argv[2])
+while time.time() < end:
+    try:
+        s.recv(2048); n += 1
+    except socket.timeout:
+        pass
+print(n)
+"""
+
+UDP_SEND = r"""
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(int(sys.argv[3])):
+    s.sendto(b"x" * 100, (sys.argv[1], int(sys.argv[2]))); time.sleep(0.01)
+"""
+
+
+def udp_count(lab, host, rx_vf, tx_vf, dst, port, n=20):
+    """Datagrams VF rx_vf receives on `port` of the `n` VF tx_vf sends to dst."""
+    lab.ssh(host, f"cat > /tmp/urecv.py <<'EOF'\n{UDP_RECV}\nEOF\n"
+                  f"cat > /tmp/usend.py <<'EOF'\n{UDP_SEND}\nEOF")
+    lab.ssh(host, f"ip netns exec vf{rx_vf} setsid python3 /tmp/urecv.py {port} 6 "
+                  f">/tmp/urecv.out 2>&1 < /dev/null &")
+    lab.ssh(host, "sleep 1")
+    lab.ssh(host, f"ip netns exec vf{tx_vf} python3 /tmp/usend.py {dst} {port} {n}")
+    lab.ssh(host, "for i in $(seq 80); do pgrep -f urecv.py >/dev/null || break; sleep 0.1; done")
+    return int(lab.ssh(host, "cat /tmp/urecv.out").stdout.strip() or -1)
+
+
+def filters(lab, dev, host="h1"):
+    out = lab.ssh(host, f"tc -s -j filter show dev {dev} ingress").stdout
+    return [f for f in json.loads(out or "[]") if "options" in f]
+
+
+def hw_packets(f):
+    for a in f["options"]["actions"]:
+        if "stats" in a:
+            return a["stats"].get("hw_packets", a["stats"]["packets"])
+    return None
+
+
+def test_tc_flower_offload(lab2):
+    with vfs_up(lab2):
+        bdf, pf = pf_dev(lab2)
+        set_mode(lab2, bdf, "switchdev")
+        r = reprs(lab2)
+        r0, r1 = r["pf0vf0"]["ifname"], r["pf0vf1"]["ifname"]
+        try:
+            lab2.ssh("h1", BRIDGE % {"ports": f"{r0} {r1} {pf}"})
+            lab2.ssh("h1", f"tc qdisc add dev {r0} clsact")
+            assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
+
+            # 1. drop VF0's UDP to ports 5000-5999, in the adapter only
+            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 10 flower "
+                           "skip_sw ip_proto udp dst_port 5000-5999 action drop")
+            assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 5500) == 0
+            assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 7000) == 20
+            f = filters(lab2, r0)
+            assert len(f) == 1 and f[0]["options"].get("in_hw") and f[0]["options"].get("skip_sw"), f
+            assert hw_packets(f[0]) == 20, f
+
+            # 2. VF0 may reach one peer subnet only: h2's VF0 (/32), the
+            # rest of IPv4 is dropped (ARP still passes)
+            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 20 flower skip_sw "
+                           f"dst_ip {addr('h2', 0)}/32 action pass; "
+                           f"tc filter add dev {r0} ingress protocol ip pref 30 flower skip_sw "
+                           "action drop")
+            assert ping(lab2, "h1", 0, addr("h2", 0)) == 3
+            assert ping(lab2, "h1", 0, addr("h1", 1), count=2) == 0
+            assert ping(lab2, "h1", 0, addr("h2", 1), count=2) == 0
+            lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 30")
+            assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
+
+            # 7. what the switch cannot match is refused, nothing changes
+            before = filters(lab2, r0)
+            res = lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 40 flower "
+                                 "skip_sw ip_ttl 5 action drop", check=False)
+            assert res.returncode != 0
+            assert "TTL and ECN cannot be matched" in res.stderr, res.stderr
+            res = lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 40 chain 3 "
+                                 "flower skip_sw action drop", check=False)
+            assert res.returncode != 0 and "chain 0" in res.stderr, res.stderr
+            assert [x["options"] for x in filters(lab2, r0)] == [x["options"] for x in before]
+            assert ping(lab2, "h1", 0, addr("h2", 0)) == 3
+
+            # 6. 4096 rules on one representor install and take effect
+            lab2.ssh("h1", f"tc filter del dev {r0} ingress; "
+                           f"for p in $(seq 0 4095); do echo filter add dev {r0} ingress "
+                           "protocol ip pref 100 flower skip_sw ip_proto udp "
+                           "dst_port $((20000 + p)) action drop; done > /tmp/rules.tc")
+            t = lab2.ssh("h1", "s=$(date +%s.%N); tc -batch /tmp/rules.tc; e=$(date +%s.%N); "
+                               "awk \"BEGIN{print $e - $s}\"", timeout=900).stdout.strip()
+            print(f"\n4096 flower rules installed in {float(t):.1f} s")
+            n = lab2.ssh("h1", f"tc filter show dev {r0} ingress | grep -c in_hw").stdout.strip()
+            assert int(n) == 4096
+            assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 24095) == 0
+            assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 19999) == 20
+        finally:
+            lab2.ssh("h1", f"tc qdisc del dev {r0} clsact; ip link del br0", check=False,
+                     timeout=900)
+        set_mode(lab2, bdf, "legacy")
+        dmesg = lab2.ssh("h1", "dmesg").stdout
+        assert "WARNING" not in dmesg and "BUG" not in dmesg, dmesg[-3000:]
