@@ -92,6 +92,17 @@ struct vfw_tcp_conn *vfw_tcp_connect(struct vfw_tcp_stack *s, uint32_t rip,
                                      uint16_t rport, uint16_t lport,
                                      const struct vfw_tcp_cb *cb, void *user,
                                      int *err);
+/* The same with the IPv4 TOS byte (DSCP << 2 | ECN 0) every segment of
+ * the connection carries, its SYN included: the adapter's switch
+ * classifies the connection's frames by it (rdma_cm's
+ * RDMA_OPTION_ID_TOS, issue 17). */
+struct vfw_tcp_conn *vfw_tcp_connect_tos(struct vfw_tcp_stack *s, uint32_t rip,
+                                         uint16_t rport, uint16_t lport,
+                                         uint8_t tos,
+                                         const struct vfw_tcp_cb *cb,
+                                         void *user, int *err);
+/* A connection's TOS from now on (an accepted one: its SYN-ACK had 0). */
+void vfw_tcp_set_tos(struct vfw_tcp_conn *c, uint8_t tos);
 
 /* Queue one record (see top). 0 on success, -EAGAIN if no room now,
  * -EMSGSIZE if len > mss, -ENOTCONN if not established. */

@@ -427,8 +427,8 @@ int rnic_cm_connect(struct rnic_fn *fs, const struct vfw_rcmd_connect *c,
      * netdev's) */
     int err = vfw_tcp_neigh_set(fs->tcp, rip, c->dmac);
     if (!err) {
-        l->c = vfw_tcp_connect(fs->tcp, rip, c->rport, c->lport,
-                               &rnic_tcp_cb, l, &err);
+        l->c = vfw_tcp_connect_tos(fs->tcp, rip, c->rport, c->lport, c->tos,
+                                   &rnic_tcp_cb, l, &err);
         if (!l->c && !err)
             err = -ENOMEM;
     }
@@ -448,7 +448,7 @@ int rnic_cm_connect(struct rnic_fn *fs, const struct vfw_rcmd_connect *c,
     return 0;
 }
 
-int rnic_cm_accept(struct rnic_fn *fs, uint32_t cep, uint32_t qp,
+int rnic_cm_accept(struct rnic_fn *fs, uint32_t cep, uint32_t qp, uint8_t tos,
                    const struct vfw_conn_param *p)
 {
     struct rnic_conn *s = slot_get(fs, cep, CONN_PASSIVE);
@@ -475,6 +475,9 @@ int rnic_cm_accept(struct rnic_fn *fs, uint32_t cep, uint32_t qp,
         if (q->conn == cep)
             q->conn = 0;
         return rc;
+    }
+    if (s->link) {
+        vfw_tcp_set_tos(s->link->c, tos);
     }
     listener_unpend(fs, s);
     return 0;

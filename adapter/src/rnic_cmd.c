@@ -410,7 +410,7 @@ static int cmd_connect(struct rnic_fn *fs, struct vfw_rcmd *d)
     struct vfw_rcmd_connect *c = &d->u.connect;
     uint32_t lip = ip_of(c->lip), rip = ip_of(c->rip);
     static const uint8_t zmac[6];
-    if (!RZ(c->rsvd) || c->rsvd0 || c->vlan || (lip && lip != fs->ip) ||
+    if (!RZ(c->rsvd) || (c->tos & 3) || c->vlan || (lip && lip != fs->ip) ||
         !ip_unicast(rip) || c->rport == 0 || (c->dmac[0] & 1) ||
         !memcmp(c->dmac, zmac, 6))
         return VFW_RCMD_S_INVAL;
@@ -442,7 +442,7 @@ static int cmd_connect(struct rnic_fn *fs, struct vfw_rcmd *d)
 static int cmd_accept(struct rnic_fn *fs, struct vfw_rcmd *d)
 {
     struct vfw_rcmd_accept *c = &d->u.accept;
-    if (!RZ(c->rsvd) || c->rsvd0)
+    if (!RZ(c->rsvd) || (c->tos & 3))
         return VFW_RCMD_S_INVAL;
     struct vfw_conn_param *p = malloc(sizeof(*p));
     if (!p)
@@ -450,7 +450,7 @@ static int cmd_accept(struct rnic_fn *fs, struct vfw_rcmd *d)
     int st = conn_param(fs, p, c->ord, c->ird, c->mpa_rev, c->flags,
                         c->rtr_mask, c->pdata_len, c->pdata_addr, true);
     if (!st)
-        st = st_of(rnic_cm_accept(fs, c->cep, c->qp, p));
+        st = st_of(rnic_cm_accept(fs, c->cep, c->qp, c->tos, p));
     free(p);
     return st;
 }

@@ -204,7 +204,7 @@ int rnic_cm_unlisten(struct rnic_fn *fs, uint32_t id);
 int rnic_cm_connect(struct rnic_fn *fs, const struct vfw_rcmd_connect *c,
                     const struct vfw_conn_param *p, uint32_t *cep,
                     uint16_t *lport_used);
-int rnic_cm_accept(struct rnic_fn *fs, uint32_t cep, uint32_t qp,
+int rnic_cm_accept(struct rnic_fn *fs, uint32_t cep, uint32_t qp, uint8_t tos,
                    const struct vfw_conn_param *p);
 int rnic_cm_reject(struct rnic_fn *fs, uint32_t cep, const uint8_t *pdata,
                    uint16_t len);

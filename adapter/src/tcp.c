@@ -74,6 +74,7 @@ struct vfw_tcp_conn {
     uint16_t lport, rport;
     uint8_t rmac[6];
     uint8_t lmac[6];              /* our MAC when the conn started */
+    uint8_t tos;                  /* IPv4 TOS of every segment (DSCP) */
     uint16_t lmss;                /* our MSS (from the MTU) at start */
     bool arp_wait;
 
@@ -377,7 +378,7 @@ static void send_raw(struct vfw_tcp_stack *s, const uint8_t *dmac,
     eth_hdr(s, dmac, c ? c->lmac : s->cfg.mac, VFW_ETH_P_IP);
     uint8_t *ip = s->tx + VFW_ETH_HLEN;
     ip[0] = 0x45;
-    ip[1] = 0;
+    ip[1] = c ? c->tos : 0;
     vfw_put16(ip + 2, (uint16_t)iplen);
     vfw_put16(ip + 4, s->ip_id++);
     vfw_put16(ip + 6, 0x4000);            /* DF */
@@ -1825,6 +1826,21 @@ struct vfw_tcp_conn *vfw_tcp_connect(struct vfw_tcp_stack *s, uint32_t rip,
                                      const struct vfw_tcp_cb *cb, void *user,
                                      int *err)
 {
+    return vfw_tcp_connect_tos(s, rip, rport, lport, 0, cb, user, err);
+}
+
+void vfw_tcp_set_tos(struct vfw_tcp_conn *c, uint8_t tos)
+{
+    if (c)
+        c->tos = tos & 0xfc;                  /* ECN bits are not ours */
+}
+
+struct vfw_tcp_conn *vfw_tcp_connect_tos(struct vfw_tcp_stack *s, uint32_t rip,
+                                         uint16_t rport, uint16_t lport,
+                                         uint8_t tos,
+                                         const struct vfw_tcp_cb *cb,
+                                         void *user, int *err)
+{
     int e = 0;
     struct vfw_tcp_conn *c = NULL;
     stack_enter(s);
@@ -1866,6 +1882,7 @@ struct vfw_tcp_conn *vfw_tcp_connect(struct vfw_tcp_stack *s, uint32_t rip,
     c->cb = cb;
     c->user = user;
     c->user_owned = true;
+    c->tos = tos & 0xfc;
     c->state = ST_SYN_SENT;
     c->mss = s->mss_local;
     c->snd_una = c->iss;

@@ -31,6 +31,10 @@ struct side {
     uint32_t ip;
     unsigned irqs, last_vec, kicks, frames_out;
     bool drop_out;            /* cable cut */
+    /* IPv4 TCP frames sent: how many, the TOS of the first and the last,
+     * and the AND / OR of all of them */
+    unsigned tcp_out;
+    uint8_t tos_first, tos_last, tos_and, tos_or;
     /* driver state */
     uint64_t rcq, eq, eq_pdata;
     uint32_t rcq_tail, eq_cons;
@@ -70,6 +74,14 @@ static void sd_frame_out(void *ctx, unsigned fn, const uint8_t *f, size_t n)
     struct side *s = ctx;
     (void)fn;
     s->frames_out++;
+    if (n >= 34 && f[12] == 0x08 && f[13] == 0 && f[23] == 6) {
+        if (!s->tcp_out++) {
+            s->tos_first = s->tos_and = f[15];
+        }
+        s->tos_last = f[15];
+        s->tos_and &= f[15];
+        s->tos_or |= f[15];
+    }
     if (s->peer && !s->drop_out)
         vfw_rnic_rx_frame(s->peer->r, s->peer_fn, f, n);
 }

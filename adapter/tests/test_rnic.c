@@ -355,6 +355,8 @@ static int ep_make(struct ep *e, struct side *s)
 /* RTR types offered/accepted (VFW_RTR_*): 1 = zero-length Send; the
  * kernel driver uses WRITE|READ (6) */
 static uint8_t g_rtr = 1;
+/* TOS of the connection as CONNECT and ACCEPT give it (0: none) */
+static uint8_t g_tos_connect, g_tos_accept;
 
 static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
                         uint32_t *cep_b)
@@ -379,6 +381,7 @@ static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
     d.u.connect.mpa_rev = 2;
     d.u.connect.flags = VFW_CONN_F_P2P;
     d.u.connect.rtr_mask = g_rtr;
+    d.u.connect.tos = g_tos_connect;
     d.u.connect.pdata_len = sizeof(hello);
     d.u.connect.pdata_addr = pda;
     CHECK(cmd(a->s, &d) == VFW_RCMD_S_OK);
@@ -407,6 +410,7 @@ static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
     d.u.accept.ord = d.u.accept.ird = 4;
     d.u.accept.flags = VFW_CONN_F_P2P;
     d.u.accept.rtr_mask = g_rtr;
+    d.u.accept.tos = g_tos_accept;
     CHECK(cmd(b->s, &d) == VFW_RCMD_S_NOENT);
     d.u.accept.qp = b->qp.id;
     CHECK(cmd(b->s, &d) == VFW_RCMD_S_OK);
@@ -1078,6 +1082,48 @@ static int test_quota_grows_live(void)
     return 0;
 }
 
+/* The connection's TOS (issue 17: RDMA QPs in traffic classes): every TCP
+ * segment of the initiator carries CONNECT's TOS, its SYN included; the
+ * acceptor's carry ACCEPT's from the accept on (its SYN-ACK went before);
+ * ECN bits in the TOS are refused. */
+static int test_connection_tos(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_CONNECT };
+    d.u.connect.qp = a.qp.id;
+    memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+    d.u.connect.rport = 5000;
+    memcpy(d.u.connect.dmac, B.mac, 6);
+    d.u.connect.mpa_rev = 2;
+    d.u.connect.tos = 0xb9;             /* DSCP 46 with an ECN bit */
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_INVAL);
+    CHECK(A.tcp_out == 0);
+    g_tos_connect = 0xb8;               /* DSCP 46 (EF) */
+    g_tos_accept = 0x28;                /* DSCP 10 (AF11) */
+    uint32_t cep_a, cep_b;
+    int rc = connect_pair(&a, &b, &cep_a, &cep_b);
+    g_tos_connect = g_tos_accept = 0;
+    CHECK(rc == 0);
+    /* some data from B after the accept: an RDMA Send */
+    struct vfw_wqe w;
+    sge_wqe(&w, 0x51, VFW_WQE_OP_RECV_, a.stag, MR_IOVA, 64);
+    post(&A, &a.qp, false, &w, 1);
+    sge_wqe(&w, 0x52, VFW_WQE_OP_SEND, b.stag, MR_IOVA, 64);
+    post(&B, &b.qp, true, &w, 1);
+    struct vfw_cqe_hw c;
+    CHECK(cq_wait(&A, &B, &a.cq, &c));
+    CHECK(c.wr_id == 0x51 && c.status == VFW_CQE_S_SUCCESS);
+    CHECK(A.tcp_out >= 3);
+    CHECK(A.tos_first == 0xb8 && A.tos_and == 0xb8 && A.tos_or == 0xb8);
+    CHECK(B.tcp_out >= 2);
+    CHECK(B.tos_first == 0 && B.tos_last == 0x28);
+    teardown();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct unit_test t[] = {
@@ -1095,6 +1141,7 @@ int main(int argc, char **argv)
         { "cq_overflow", test_cq_overflow },
         { "two_functions_one_rnic", test_two_functions_one_rnic },
         { "quota_grows_live", test_quota_grows_live },
+        { "connection_tos", test_connection_tos },
     };
     int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
                        teardown);

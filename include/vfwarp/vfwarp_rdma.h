@@ -326,7 +326,9 @@ struct vfw_rcmd_connect {
     uint8_t  mpa_rev;           /* 1 or 2 */
     uint8_t  flags;             /* VFW_CONN_F_* */
     uint8_t  rtr_mask;
-    uint8_t  rsvd0;
+    uint8_t  tos;               /* 2.3: IPv4 TOS of the connection's segments
+                                   (DSCP << 2; ECN bits 0, else INVAL): the
+                                   switch classifies them by it */
     uint16_t pdata_len;         /* <= MAX_PDATA - 4 (v2 header added by device) */
     uint16_t lport_used;        /* reply */
     uint32_t cep;               /* reply: connection id used in events */
@@ -340,7 +342,8 @@ struct vfw_rcmd_accept {
     uint8_t  mpa_rev;           /* 0 = as the peer asked */
     uint8_t  flags;             /* VFW_CONN_F_* */
     uint8_t  rtr_mask;
-    uint8_t  rsvd0;
+    uint8_t  tos;               /* 2.3: as CONNECT's, from the accept on (the
+                                   SYN-ACK, already sent, carried 0) */
     uint16_t pdata_len;
     uint64_t pdata_addr;
     uint8_t  rsvd[88];

@@ -357,3 +357,42 @@ def test_kernel_ulp_verbs(verbs, direct):
     for h in ("h1", "h2"):
         c, line = res_counts(verbs, h, ibdev_of(verbs, h, 0))
         assert not any(c[k] for k in RES_KINDS), f"{h}: left after the kernel ULP: {line}"
+
+
+# ---- RDMA QPs in traffic classes (issue 17): ToS -> DSCP -> class -----------
+
+def tc_stats(lab, host):
+    """{class: sent_pkts} of the uplink, from the PF driver's debugfs."""
+    out = lab.ssh(host, "cat /sys/kernel/debug/vfwarp_pf/*/qos_tc_stats").stdout
+    return {int(m.group(1)): int(m.group(2))
+            for m in re.finditer(r"^tc (\d+) .*sent_pkts (\d+)", out, re.M)}
+
+
+def test_rdma_tos_puts_the_qp_in_a_class(verbs):
+    """ib_write_bw -R --tos 184 (DSCP 46): the client's QP connection
+    carries DSCP 46 (rdma_set_option TOS -> iw_cm -> CONNECT.tos -> the
+    device's TCP), which h1's adapter maps to priority 5 (dcb app, trust
+    dscp) and class 5 (ETS prio-tc identity): its frames are counted in
+    class 5 at the uplink, the same run without --tos in class 0."""
+    pf = verbs.ssh("h1", "ls /sys/bus/pci/devices/$(lspci -D -n -d 1234:f0a0 | "
+                         "awk 'NR==1{print $1}')/net").stdout.strip()
+    bdf = verbs.ssh("h1", "lspci -D -n -d 1234:f0a0 | awk 'NR==1{print $1}'").stdout.strip()
+    # a line rate that schedules (and counts) without limiting anything
+    verbs.ssh("h1", f"devlink dev param set pci/{bdf} name line_rate_kbps value 1000000 "
+                    f"cmode runtime && dcb app add dev {pf} dscp-prio 46:5 && "
+                    f"dcb apptrust set dev {pf} order dscp")
+    try:
+        runs = {}
+        for tos in (184, None):
+            before = tc_stats(verbs, "h1")
+            perf(verbs, "ib_write_bw", "-s 65536 -n 100" + (f" --tos {tos}" if tos else ""))
+            after = tc_stats(verbs, "h1")
+            runs[tos] = {tc: after[tc] - before[tc] for tc in after}
+        print(f"\nframes per class at h1's uplink, --tos 184: {runs[184]}, no tos: {runs[None]}")
+        # 100 x 64 KiB = 6.5 MB: > 4000 full frames at MTU 1500
+        assert runs[184][5] > 4000 and runs[184][0] < runs[184][5] / 10, runs
+        assert runs[None][0] > 4000 and runs[None][5] < runs[None][0] / 10, runs
+    finally:
+        verbs.ssh("h1", f"dcb apptrust set dev {pf} order pcp; dcb app del dev {pf} dscp-prio 46:5; "
+                        f"devlink dev param set pci/{bdf} name line_rate_kbps value 0 cmode runtime",
+                  check=False)

@@ -31,6 +31,7 @@
  * listener and active connection reserves its port by binding (not
  * listening) a kernel TCP socket, as iwpmd does, for its whole life.
  */
+#include <net/inet_ecn.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/in.h>
@@ -666,6 +667,9 @@ static int vfw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	c->mpa_rev = 2;
 	c->flags = peer_to_peer ? VFW_CONN_F_P2P : 0;
 	c->rtr_mask = peer_to_peer ? VFW_RTR_WRITE_READ : 0;
+	/* rdma_set_option(RDMA_OPTION_ID_TOS): the connection's DSCP, by
+	 * which the adapter's switch puts its frames in a traffic class */
+	c->tos = cm_id->tos_set ? cm_id->tos & ~INET_ECN_MASK : 0;
 	c->pdata_len = pd.len;
 	c->pdata_addr = pd.va ? pd.dma : 0;
 	/* The device frees a cep id when it reports CLOSE (or a failed
@@ -746,6 +750,7 @@ static int vfw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	a->mpa_rev = 0;			/* as the peer asked */
 	a->flags = VFW_CONN_F_P2P;
 	a->rtr_mask = VFW_RTR_WRITE_READ;
+	a->tos = cm_id->tos_set ? cm_id->tos & ~INET_ECN_MASK : 0;
 	a->pdata_len = pd.len;
 	a->pdata_addr = pd.va ? pd.dma : 0;
 	err = vfw_ib_cmd(dev, &cmd);
