@@ -14,8 +14,10 @@ Runs on the session's lab2; h2 stays in legacy mode as the remote peer.
 Every test leaves the hosts without the modules, also on failure.
 """
 import json
+import re
+import time
 
-from vf_env import PF_ID, addr, ping, vfs_up
+from vf_env import PF_ID, addr, nsx, ping, vfs_up
 
 BDF = f"$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')"
 
@@ -179,6 +181,13 @@ def udp_count(lab, host, rx_vf, tx_vf, dst, port, n=20):
     return int(lab.ssh(host, "cat /tmp/urecv.out").stdout.strip() or -1)
 
 
+def tc_class_sent(lab, host="h1"):
+    """{class: frames sent} at the uplink (the PF driver's debugfs)."""
+    out = lab.ssh(host, "cat /sys/kernel/debug/vfwarp_pf/*/qos_tc_stats").stdout
+    return {int(m.group(1)): int(m.group(2))
+            for m in re.finditer(r"^tc (\d+) .*sent_pkts (\d+)", out, re.M)}
+
+
 def filters(lab, dev, host="h1"):
     out = lab.ssh(host, f"tc -s -j filter show dev {dev} ingress").stdout
     return [f for f in json.loads(out or "[]") if "options" in f]
@@ -222,6 +231,49 @@ def test_tc_flower_offload(lab2):
             assert ping(lab2, "h1", 0, addr("h2", 1), count=2) == 0
             lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 30")
             assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
+
+            # 3. mirror: VF0's pings to h2's VF1 reach h2 and a copy VF1
+            mac1 = lab2.ssh("h1", "ip netns exec vf1 cat /sys/class/net/vfeth/address").stdout.strip()
+            rx1 = int(lab2.ssh("h1", "ip netns exec vf1 ethtool -S vfeth | "
+                                     "awk '/hw_rx_packets/{print $2}'").stdout)
+            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 6 flower skip_sw "
+                           f"dst_ip {addr('h2', 1)}/32 action mirred egress mirror dev {r1}")
+            assert ping(lab2, "h1", 0, addr("h2", 1), count=5) == 5
+            rx1b = int(lab2.ssh("h1", "ip netns exec vf1 ethtool -S vfeth | "
+                                      "awk '/hw_rx_packets/{print $2}'").stdout)
+            assert rx1b - rx1 >= 5, (rx1, rx1b, mac1)
+            lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 6")
+
+            # 5. set a class: VF0's traffic to h2's VF0 in class 5 (skbedit
+            # priority 5 -> prio-tc), counted at the uplink (a line rate that
+            # schedules without limiting)
+            lab2.ssh("h1", f"devlink dev param set pci/{bdf} name line_rate_kbps value 1000000 "
+                           "cmode runtime")
+            before = tc_class_sent(lab2)
+            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 7 flower skip_sw "
+                           f"dst_ip {addr('h2', 0)}/32 action skbedit priority 5")
+            assert ping(lab2, "h1", 0, addr("h2", 0), count=10) == 10
+            after = tc_class_sent(lab2)
+            assert after[5] - before[5] >= 10, (before, after)
+            lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 7")
+
+            # 4. police VF0 to h2 at 2 Mbit/s: iperf3 UDP offered at 6 Mbit/s
+            # arrives at 2 Mbit/s +-10% (payload 1400 of 1442 frame bytes)
+            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 8 flower skip_sw "
+                           f"dst_ip {addr('h2', 0)}/32 ip_proto udp action police rate 2mbit "
+                           "burst 16k conform-exceed drop/pipe")
+            lab2.ssh("h2", "ip netns exec vf0 setsid timeout 60 iperf3 -s -1 -J "
+                           ">/tmp/iperf3-pol.json 2>&1 < /dev/null &")
+            time.sleep(1)
+            nsx(lab2, "h1", 0, f"timeout 60 iperf3 -u -b 6M -l 1400 -t 6 -c {addr('h2', 0)}",
+                timeout=120)
+            time.sleep(1)
+            res = json.loads(lab2.ssh("h2", "cat /tmp/iperf3-pol.json").stdout)
+            got = res["end"]["sum"]["bits_per_second"] / 1e6
+            print(f"\npoliced at 2 Mbit/s: {got:.2f} Mbit/s received of 6 offered")
+            assert 1.8 <= got <= 2.2, res["end"]["sum"]
+            lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 8; devlink dev param set "
+                           f"pci/{bdf} name line_rate_kbps value 0 cmode runtime")
 
             # 7. what the switch cannot match is refused, nothing changes
             before = filters(lab2, r0)
