@@ -17,6 +17,8 @@ import json
 import re
 import time
 
+import pytest
+
 from vf_env import PF_ID, addr, nsx, ping, vfs_up
 
 BDF = f"$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')"
@@ -200,108 +202,164 @@ def hw_packets(f):
     return None
 
 
-def test_tc_flower_offload(lab2):
+class Bridged:
+    """h1 in switchdev mode with its representors and uplink bridged."""
+
+    def __init__(self, lab, bdf, pf, r0, r1):
+        self.lab, self.bdf, self.pf, self.r0, self.r1 = lab, bdf, pf, r0, r1
+
+
+@pytest.fixture(scope="module")
+def bridged(lab2):
+    """VFs on both hosts (h2 in legacy mode, the remote peer), h1 in
+    switchdev mode with br0 = its two representors + the uplink; back to
+    legacy and no modules afterwards, also on failure."""
     with vfs_up(lab2):
         bdf, pf = pf_dev(lab2)
         set_mode(lab2, bdf, "switchdev")
         r = reprs(lab2)
-        r0, r1 = r["pf0vf0"]["ifname"], r["pf0vf1"]["ifname"]
+        b = Bridged(lab2, bdf, pf, r["pf0vf0"]["ifname"], r["pf0vf1"]["ifname"])
         try:
-            lab2.ssh("h1", BRIDGE % {"ports": f"{r0} {r1} {pf}"})
-            lab2.ssh("h1", f"tc qdisc add dev {r0} clsact")
-            assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
-
-            # 1. drop VF0's UDP to ports 5000-5999, in the adapter only
-            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 10 flower "
-                           "skip_sw ip_proto udp dst_port 5000-5999 action drop")
-            assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 5500) == 0
-            assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 7000) == 20
-            f = filters(lab2, r0)
-            assert len(f) == 1 and f[0]["options"].get("in_hw") and f[0]["options"].get("skip_sw"), f
-            assert hw_packets(f[0]) == 20, f
-
-            # 2. VF0 may reach one peer subnet only: h2's VF0 (/32), the
-            # rest of IPv4 is dropped (ARP still passes)
-            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 20 flower skip_sw "
-                           f"dst_ip {addr('h2', 0)}/32 action pass; "
-                           f"tc filter add dev {r0} ingress protocol ip pref 30 flower skip_sw "
-                           "action drop")
-            assert ping(lab2, "h1", 0, addr("h2", 0)) == 3
-            assert ping(lab2, "h1", 0, addr("h1", 1), count=2) == 0
-            assert ping(lab2, "h1", 0, addr("h2", 1), count=2) == 0
-            lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 30")
-            assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
-
-            # 3. mirror: VF0's pings to h2's VF1 reach h2 and a copy VF1
-            mac1 = lab2.ssh("h1", "ip netns exec vf1 cat /sys/class/net/vfeth/address").stdout.strip()
-            rx1 = int(lab2.ssh("h1", "ip netns exec vf1 ethtool -S vfeth | "
-                                     "awk '/hw_rx_packets/{print $2}'").stdout)
-            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 6 flower skip_sw "
-                           f"dst_ip {addr('h2', 1)}/32 action mirred egress mirror dev {r1}")
-            assert ping(lab2, "h1", 0, addr("h2", 1), count=5) == 5
-            rx1b = int(lab2.ssh("h1", "ip netns exec vf1 ethtool -S vfeth | "
-                                      "awk '/hw_rx_packets/{print $2}'").stdout)
-            assert rx1b - rx1 >= 5, (rx1, rx1b, mac1)
-            lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 6")
-
-            # 5. set a class: VF0's traffic to h2's VF0 in class 5 (skbedit
-            # priority 5 -> prio-tc), counted at the uplink (a line rate that
-            # schedules without limiting)
-            lab2.ssh("h1", f"devlink dev param set pci/{bdf} name line_rate_kbps value 1000000 "
-                           "cmode runtime")
-            before = tc_class_sent(lab2)
-            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 7 flower skip_sw "
-                           f"dst_ip {addr('h2', 0)}/32 action skbedit priority 5")
-            assert ping(lab2, "h1", 0, addr("h2", 0), count=10) == 10
-            after = tc_class_sent(lab2)
-            assert after[5] - before[5] >= 10, (before, after)
-            lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 7")
-
-            # 4. police VF0 to h2 at 2 Mbit/s: iperf3 UDP offered at 6 Mbit/s
-            # arrives at 2 Mbit/s +-10% (payload 1400 of 1442 frame bytes)
-            lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 8 flower skip_sw "
-                           f"dst_ip {addr('h2', 0)}/32 ip_proto udp action police rate 2mbit "
-                           "burst 16k conform-exceed drop/pipe")
-            lab2.ssh("h2", "ip netns exec vf0 setsid timeout 60 iperf3 -s -1 -J "
-                           ">/tmp/iperf3-pol.json 2>&1 < /dev/null &")
-            time.sleep(1)
-            nsx(lab2, "h1", 0, f"timeout 60 iperf3 -u -b 6M -l 1400 -t 6 -c {addr('h2', 0)}",
-                timeout=120)
-            time.sleep(1)
-            res = json.loads(lab2.ssh("h2", "cat /tmp/iperf3-pol.json").stdout)
-            got = res["end"]["sum"]["bits_per_second"] / 1e6
-            print(f"\npoliced at 2 Mbit/s: {got:.2f} Mbit/s received of 6 offered")
-            assert 1.8 <= got <= 2.2, res["end"]["sum"]
-            lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 8; devlink dev param set "
-                           f"pci/{bdf} name line_rate_kbps value 0 cmode runtime")
-
-            # 7. what the switch cannot match is refused, nothing changes
-            before = filters(lab2, r0)
-            res = lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 40 flower "
-                                 "skip_sw ip_ttl 5 action drop", check=False)
-            assert res.returncode != 0
-            assert "TTL and ECN cannot be matched" in res.stderr, res.stderr
-            res = lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 40 chain 3 "
-                                 "flower skip_sw action drop", check=False)
-            assert res.returncode != 0 and "chain 0" in res.stderr, res.stderr
-            assert [x["options"] for x in filters(lab2, r0)] == [x["options"] for x in before]
-            assert ping(lab2, "h1", 0, addr("h2", 0)) == 3
-
-            # 6. 4096 rules on one representor install and take effect
-            lab2.ssh("h1", f"tc filter del dev {r0} ingress; "
-                           f"for p in $(seq 0 4095); do echo filter add dev {r0} ingress "
-                           "protocol ip pref 100 flower skip_sw ip_proto udp "
-                           "dst_port $((20000 + p)) action drop; done > /tmp/rules.tc")
-            t = lab2.ssh("h1", "s=$(date +%s.%N); tc -batch /tmp/rules.tc; e=$(date +%s.%N); "
-                               "awk \"BEGIN{print $e - $s}\"", timeout=900).stdout.strip()
-            print(f"\n4096 flower rules installed in {float(t):.1f} s")
-            n = lab2.ssh("h1", f"tc filter show dev {r0} ingress | grep -c in_hw").stdout.strip()
-            assert int(n) == 4096
-            assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 24095) == 0
-            assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 19999) == 20
+            lab2.ssh("h1", BRIDGE % {"ports": f"{b.r0} {b.r1} {pf}"})
+            yield b
         finally:
-            lab2.ssh("h1", f"tc qdisc del dev {r0} clsact; ip link del br0", check=False,
-                     timeout=900)
-        set_mode(lab2, bdf, "legacy")
+            lab2.ssh("h1", "ip link del br0", check=False, timeout=900)
+            set_mode(lab2, bdf, "legacy", check=False)
         dmesg = lab2.ssh("h1", "dmesg").stdout
         assert "WARNING" not in dmesg and "BUG" not in dmesg, dmesg[-3000:]
+
+
+def test_tc_flower_offload(bridged):
+    lab2, bdf, r0, r1 = bridged.lab, bridged.bdf, bridged.r0, bridged.r1
+    try:
+        lab2.ssh("h1", f"tc qdisc add dev {r0} clsact")
+        assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
+
+        # 1. drop VF0's UDP to ports 5000-5999, in the adapter only
+        lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 10 flower "
+                       "skip_sw ip_proto udp dst_port 5000-5999 action drop")
+        assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 5500) == 0
+        assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 7000) == 20
+        f = filters(lab2, r0)
+        assert len(f) == 1 and f[0]["options"].get("in_hw") and f[0]["options"].get("skip_sw"), f
+        assert hw_packets(f[0]) == 20, f
+
+        # 2. VF0 may reach one peer subnet only: h2's VF0 (/32), the
+        # rest of IPv4 is dropped (ARP still passes)
+        lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 20 flower skip_sw "
+                       f"dst_ip {addr('h2', 0)}/32 action pass; "
+                       f"tc filter add dev {r0} ingress protocol ip pref 30 flower skip_sw "
+                       "action drop")
+        assert ping(lab2, "h1", 0, addr("h2", 0)) == 3
+        assert ping(lab2, "h1", 0, addr("h1", 1), count=2) == 0
+        assert ping(lab2, "h1", 0, addr("h2", 1), count=2) == 0
+        lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 30")
+        assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
+
+        # 3. mirror: VF0's pings to h2's VF1 reach h2 and a copy VF1
+        mac1 = lab2.ssh("h1", "ip netns exec vf1 cat /sys/class/net/vfeth/address").stdout.strip()
+        rx1 = int(lab2.ssh("h1", "ip netns exec vf1 ethtool -S vfeth | "
+                                 "awk '/hw_rx_packets/{print $2}'").stdout)
+        lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 6 flower skip_sw "
+                       f"dst_ip {addr('h2', 1)}/32 action mirred egress mirror dev {r1}")
+        assert ping(lab2, "h1", 0, addr("h2", 1), count=5) == 5
+        rx1b = int(lab2.ssh("h1", "ip netns exec vf1 ethtool -S vfeth | "
+                                  "awk '/hw_rx_packets/{print $2}'").stdout)
+        assert rx1b - rx1 >= 5, (rx1, rx1b, mac1)
+        lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 6")
+
+        # 5. set a class: VF0's traffic to h2's VF0 in class 5 (skbedit
+        # priority 5 -> prio-tc), counted at the uplink (a line rate that
+        # schedules without limiting)
+        lab2.ssh("h1", f"devlink dev param set pci/{bdf} name line_rate_kbps value 1000000 "
+                       "cmode runtime")
+        before = tc_class_sent(lab2)
+        lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 7 flower skip_sw "
+                       f"dst_ip {addr('h2', 0)}/32 action skbedit priority 5")
+        assert ping(lab2, "h1", 0, addr("h2", 0), count=10) == 10
+        after = tc_class_sent(lab2)
+        assert after[5] - before[5] >= 10, (before, after)
+        lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 7")
+
+        # 4. police VF0 to h2 at 2 Mbit/s: iperf3 UDP offered at 6 Mbit/s
+        # arrives at 2 Mbit/s +-10% (payload 1400 of 1442 frame bytes)
+        lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 8 flower skip_sw "
+                       f"dst_ip {addr('h2', 0)}/32 ip_proto udp action police rate 2mbit "
+                       "burst 16k conform-exceed drop/pipe")
+        lab2.ssh("h2", "ip netns exec vf0 setsid timeout 60 iperf3 -s -1 -J "
+                       ">/tmp/iperf3-pol.json 2>&1 < /dev/null &")
+        time.sleep(1)
+        nsx(lab2, "h1", 0, f"timeout 60 iperf3 -u -b 6M -l 1400 -t 6 -c {addr('h2', 0)}",
+            timeout=120)
+        time.sleep(1)
+        res = json.loads(lab2.ssh("h2", "cat /tmp/iperf3-pol.json").stdout)
+        got = res["end"]["sum"]["bits_per_second"] / 1e6
+        print(f"\npoliced at 2 Mbit/s: {got:.2f} Mbit/s received of 6 offered")
+        assert 1.8 <= got <= 2.2, res["end"]["sum"]
+        lab2.ssh("h1", f"tc filter del dev {r0} ingress pref 8; devlink dev param set "
+                       f"pci/{bdf} name line_rate_kbps value 0 cmode runtime")
+
+        # 7. what the switch cannot match is refused, nothing changes
+        before = filters(lab2, r0)
+        res = lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 40 flower "
+                             "skip_sw ip_ttl 5 action drop", check=False)
+        assert res.returncode != 0
+        assert "TTL and ECN cannot be matched" in res.stderr, res.stderr
+        res = lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol ip pref 40 chain 3 "
+                             "flower skip_sw action drop", check=False)
+        assert res.returncode != 0 and "chain 0" in res.stderr, res.stderr
+        assert [x["options"] for x in filters(lab2, r0)] == [x["options"] for x in before]
+        assert ping(lab2, "h1", 0, addr("h2", 0)) == 3
+
+        # 6. 4096 rules on one representor install and take effect
+        lab2.ssh("h1", f"tc filter del dev {r0} ingress; "
+                       f"for p in $(seq 0 4095); do echo filter add dev {r0} ingress "
+                       "protocol ip pref 100 flower skip_sw ip_proto udp "
+                       "dst_port $((20000 + p)) action drop; done > /tmp/rules.tc")
+        t = lab2.ssh("h1", "s=$(date +%s.%N); tc -batch /tmp/rules.tc; e=$(date +%s.%N); "
+                           "awk \"BEGIN{print $e - $s}\"", timeout=900).stdout.strip()
+        print(f"\n4096 flower rules installed in {float(t):.1f} s")
+        n = lab2.ssh("h1", f"tc filter show dev {r0} ingress | grep -c in_hw").stdout.strip()
+        assert int(n) == 4096
+        assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 24095) == 0
+        assert udp_count(lab2, "h1", 1, 0, addr("h1", 1), 19999) == 20
+    finally:
+        lab2.ssh("h1", f"tc qdisc del dev {r0} clsact", check=False, timeout=900)
+
+
+def rping(lab, count=5, secs=40):
+    """rping h1 VF0 (client) -> h2 VF0 (server); the client's exit status
+    and output. Both sides bounded by timeout."""
+    ip = addr("h2", 0)
+    lab.ssh("h2", "pkill -x rping; rm -f /tmp/rping-sd.log", check=False)
+    lab.ssh("h2", f"ip netns exec vf0 setsid timeout {secs + 10} rping -s -a {ip} -C {count} "
+                  "-v >/tmp/rping-sd.log 2>&1 < /dev/null &")
+    time.sleep(1)
+    r = nsx(lab, "h1", 0, f"timeout {secs} rping -c -a {ip} -C {count} -v -V", check=False,
+            timeout=secs + 30)
+    lab.ssh("h2", "pkill -x rping", check=False)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_flower_rule_binds_the_adapters_rdma_traffic(bridged):
+    """The VF's iWARP connections are the adapter's own TCP, not the guest's,
+    but they enter the switch as the VF's frames: a drop rule on rping's
+    port on the VF's representor stops an rping, removing it lets the next
+    one pass."""
+    lab2, r0 = bridged.lab, bridged.r0
+    try:
+        assert ping(lab2, "h1", 0, addr("h2", 0)) == 3
+        rc, out = rping(lab2)
+        assert rc == 0, out
+        lab2.ssh("h1", f"tc qdisc add dev {r0} clsact; tc filter add dev {r0} ingress "
+                       "protocol ip pref 10 flower skip_sw ip_proto tcp dst_port 7174 "
+                       "action drop")
+        rc, out = rping(lab2, secs=25)
+        assert rc != 0, out
+        f = filters(lab2, r0)
+        assert hw_packets(f[0]) >= 1, f          # the SYN(s) dropped
+        lab2.ssh("h1", f"tc qdisc del dev {r0} clsact")
+        rc, out = rping(lab2)
+        assert rc == 0, out
+    finally:
+        lab2.ssh("h1", f"tc qdisc del dev {r0} clsact", check=False)
