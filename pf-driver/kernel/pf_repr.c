@@ -19,6 +19,7 @@
  * created and destroyed under the devlink lock (pf_eswitch.c).
  */
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
 #include <linux/u64_stats_sync.h>
@@ -103,6 +104,70 @@ static int vfw_pf_repr_get_port_parent_id(struct net_device *dev,
 	return 0;
 }
 
+/* ethtool -S: the representor's own counters (the slow path), then the
+ * VF's port as the adapter's switch counts it (GET_VF_STATS): everything
+ * the VF sent and received, offloaded or not. */
+static const char vfw_pf_repr_stat_names[][ETH_GSTRING_LEN] = {
+	"rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "tx_dropped",
+	"vf_rx_packets", "vf_tx_packets", "vf_rx_bytes", "vf_tx_bytes",
+	"vf_rx_dropped", "vf_tx_dropped",
+};
+
+static int vfw_pf_repr_get_sset_count(struct net_device *dev, int sset)
+{
+	return sset == ETH_SS_STATS ? ARRAY_SIZE(vfw_pf_repr_stat_names) :
+				      -EOPNOTSUPP;
+}
+
+static void vfw_pf_repr_get_strings(struct net_device *dev, u32 sset, u8 *data)
+{
+	if (sset == ETH_SS_STATS)
+		memcpy(data, vfw_pf_repr_stat_names, sizeof(vfw_pf_repr_stat_names));
+}
+
+static void vfw_pf_repr_get_ethtool_stats(struct net_device *dev,
+					  struct ethtool_stats *stats, u64 *data)
+{
+	struct vfw_pf_repr *r = repr_of(dev);
+	struct rtnl_link_stats64 st = {};
+	struct vfw_aq_desc d = {};
+
+	vfw_pf_repr_get_stats64(dev, &st);
+	data[0] = st.rx_packets;
+	data[1] = st.rx_bytes;
+	data[2] = st.tx_packets;
+	data[3] = st.tx_bytes;
+	data[4] = st.tx_dropped;
+	d.opcode = cpu_to_le16(VFW_AQ_OP_GET_VF_STATS);
+	d.vf = cpu_to_le16(r->vf);
+	memset(data + 5, 0, 6 * sizeof(u64));
+	if (vfw_pf_aq_exec(r->pf, &d) == VFW_AQ_S_OK) {
+		data[5] = le64_to_cpu(d.u.stats.rx_packets);
+		data[6] = le64_to_cpu(d.u.stats.tx_packets);
+		data[7] = le64_to_cpu(d.u.stats.rx_bytes);
+		data[8] = le64_to_cpu(d.u.stats.tx_bytes);
+		data[9] = le64_to_cpu(d.u.stats.rx_dropped);
+		data[10] = le64_to_cpu(d.u.stats.tx_dropped);
+	}
+}
+
+static void vfw_pf_repr_get_drvinfo(struct net_device *dev,
+				    struct ethtool_drvinfo *info)
+{
+	struct vfw_pf *pf = repr_of(dev)->pf;
+
+	strscpy(info->driver, DRV_NAME, sizeof(info->driver));
+	strscpy(info->bus_info, pci_name(pf->pdev), sizeof(info->bus_info));
+}
+
+static const struct ethtool_ops vfw_pf_repr_ethtool_ops = {
+	.get_drvinfo = vfw_pf_repr_get_drvinfo,
+	.get_link = ethtool_op_get_link,
+	.get_sset_count = vfw_pf_repr_get_sset_count,
+	.get_strings = vfw_pf_repr_get_strings,
+	.get_ethtool_stats = vfw_pf_repr_get_ethtool_stats,
+};
+
 static const struct net_device_ops vfw_pf_repr_ops = {
 	.ndo_open = vfw_pf_repr_open,
 	.ndo_stop = vfw_pf_repr_stop,
@@ -175,6 +240,7 @@ int vfw_pf_repr_create(struct vfw_pf *pf, u16 vf)
 	SET_NETDEV_DEV(dev, &pf->pdev->dev);
 	SET_NETDEV_DEVLINK_PORT(dev, &pf->vf_ports[vf].dl);
 	dev->netdev_ops = &vfw_pf_repr_ops;
+	dev->ethtool_ops = &vfw_pf_repr_ethtool_ops;
 	dev->hw_features |= NETIF_F_HW_TC;  /* tc flower: pf_tc.c */
 	dev->features |= NETIF_F_HW_TC;
 	dev->min_mtu = ETH_MIN_MTU;

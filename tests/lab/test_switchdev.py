@@ -65,6 +65,9 @@ def test_switchdev_on_and_off_representors_follow_vfs(lab2):
         info = lab2.ssh("h1", f"devlink -j port show pci/{bdf}/1").stdout
         port = json.loads(info)["port"][f"pci/{bdf}/1"]
         assert port["netdev"] == names["pf0vf0"] and port["flavour"] == "pcivf", port
+        # ethtool: the representor's driver and counters, the VF's port too
+        et = lab2.ssh("h1", f"ethtool -i {names['pf0vf0']}; ethtool -S {names['pf0vf0']}").stdout
+        assert "driver: vfwarp_pf" in et and "vf_tx_packets:" in et, et
         # setting the mode in force again changes nothing
         set_mode(lab2, bdf, "switchdev")
         assert {p: l["ifname"] for p, l in reprs(lab2).items()} == names
