@@ -366,3 +366,39 @@ def test_flower_rule_binds_the_adapters_rdma_traffic(bridged):
         assert rc == 0, out
     finally:
         lab2.ssh("h1", f"tc qdisc del dev {r0} clsact", check=False)
+
+
+def test_teardown_with_rules_and_a_bridge(lab2):
+    """Fault cases: switchdev -> legacy with offloaded rules present (the
+    device drops them: legacy forwarding is unaffected), VFs removed while
+    rules are on their representors, and the driver unloaded while its PF
+    netdev is in a bridge: no WARN/BUG, the host alive."""
+    with vfs_up(lab2, hosts=("h1",)):
+        bdf, pf = pf_dev(lab2)
+        drop_icmp = ("tc qdisc add dev {r} clsact; tc filter add dev {r} ingress protocol ip "
+                     "pref 10 flower skip_sw ip_proto icmp action drop")
+        set_mode(lab2, bdf, "switchdev")
+        r = reprs(lab2)
+        r0, r1 = r["pf0vf0"]["ifname"], r["pf0vf1"]["ifname"]
+        lab2.ssh("h1", BRIDGE % {"ports": f"{r0} {r1} {pf}"})
+        lab2.ssh("h1", drop_icmp.format(r=r0) + f"; tc qdisc add dev {r1} clsact; "
+                       f"tc filter add dev {r1} ingress pref 20 flower skip_sw action mirred "
+                       f"egress redirect dev {r0}")
+        assert ping(lab2, "h1", 0, addr("h1", 1), count=2) == 0
+        # to legacy with the rules in place: they are gone with the mode
+        set_mode(lab2, bdf, "legacy")
+        assert reprs(lab2) == {}
+        assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
+        # switchdev again, a rule, then the VFs removed under it
+        set_mode(lab2, bdf, "switchdev")
+        r0 = reprs(lab2)["pf0vf0"]["ifname"]
+        lab2.ssh("h1", drop_icmp.format(r=r0))
+        lab2.ssh("h1", f"echo 0 > /sys/bus/pci/devices/{bdf}/sriov_numvfs && udevadm settle -t 20")
+        assert reprs(lab2) == {}
+        lab2.ssh("h1", f"echo 2 > /sys/bus/pci/devices/{bdf}/sriov_numvfs && udevadm settle -t 20")
+        assert sorted(reprs(lab2)) == ["pf0vf0", "pf0vf1"]
+        # unload with the PF netdev still in br0
+        lab2.ssh("h1", "rmmod vfwarp_vf; rmmod vfwarp_pf", timeout=300)
+        out = lab2.ssh("h1", "ip -j link show master br0; dmesg").stdout
+        assert "WARNING" not in out and "BUG" not in out, out[-3000:]
+        lab2.ssh("h1", "ip link del br0")
