@@ -132,6 +132,10 @@ static int vfw_pf_fn_port_add(struct vfw_pf *pf, struct vfw_pf_port *port,
 
 	port->pf = pf;
 	port->fn = fn;
+	/* The switch's ID, the adapter's permanent MAC, on every VF port: a
+	 * representor's parent ID (switchdev, the bridge's hardware domain) */
+	port->dl.attrs.switch_id.id_len = ETH_ALEN;
+	memcpy(port->dl.attrs.switch_id.id, pf->mac, ETH_ALEN);
 	if (fn == 0)
 		devlink_port_attrs_pci_pf_set(&port->dl, 0, vfw_pf_pf_num(pf),
 					      false);

@@ -53,6 +53,21 @@ static void vfw_pf_get_stats64(struct net_device *dev,
 	vfw_eth_get_stats64(ndev_eth(dev), st);
 }
 
+/* The switch's ID (the adapter's MAC), as on the VF ports (pf_devlink.c):
+ * the PF netdev is the uplink representor in switchdev mode, so a bridge
+ * can offload it with the representors (one hardware domain). Answered
+ * here rather than by the uplink devlink port: linking the netdev to the
+ * port would rename it (docs/qos.md). */
+static int vfw_pf_get_port_parent_id(struct net_device *dev,
+				     struct netdev_phys_item_id *ppid)
+{
+	struct vfw_pf *pf = ndev_pf(dev);
+
+	ppid->id_len = ETH_ALEN;
+	memcpy(ppid->id, pf->mac, ETH_ALEN);
+	return 0;
+}
+
 static const struct net_device_ops vfw_pf_netdev_ops = {
 	.ndo_open = vfw_pf_open,
 	.ndo_stop = vfw_pf_stop,
@@ -68,6 +83,7 @@ static const struct net_device_ops vfw_pf_netdev_ops = {
 	.ndo_get_vf_config = vfw_pf_get_vf_config,
 	.ndo_get_vf_stats = vfw_pf_get_vf_stats,
 	.ndo_setup_tc = vfw_pf_setup_tc,
+	.ndo_get_port_parent_id = vfw_pf_get_port_parent_id,
 };
 
 bool vfw_pf_is_pf_netdev(const struct net_device *dev)

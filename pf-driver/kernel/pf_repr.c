@@ -12,8 +12,9 @@
  *
  * Linked to the VF's devlink port (SET_NETDEV_DEVLINK_PORT): the port
  * gives the netdev its phys_port_name "pf<N>vf<M>", from which udev names
- * it stably (enp1s0npf0vf2 for VF 2 of the PF at 01:00.0); its parent ID is
- * the switch's ID, the same on every representor of the adapter.
+ * it stably (systemd 257: enp1s0r2 for VF 2 of the PF at 01:00.0); its parent ID
+ * is the port's switch ID (pf_devlink.c), the same on every VF port of the
+ * adapter (devlink warns when a netdev with a port answers it itself).
  *
  * The RX path looks representors up under RCU (NAPI context); they are
  * created and destroyed under the devlink lock (pf_eswitch.c).
@@ -93,17 +94,6 @@ static void vfw_pf_repr_get_stats64(struct net_device *dev,
 	} while (u64_stats_fetch_retry(&r->syncp, start));
 }
 
-/* The switch's ID: the adapter's permanent MAC, the same on every port. */
-static int vfw_pf_repr_get_port_parent_id(struct net_device *dev,
-					  struct netdev_phys_item_id *ppid)
-{
-	struct vfw_pf *pf = repr_of(dev)->pf;
-
-	ppid->id_len = ETH_ALEN;
-	memcpy(ppid->id, pf->mac, ETH_ALEN);
-	return 0;
-}
-
 /* ethtool -S: the representor's own counters (the slow path), then the
  * VF's port as the adapter's switch counts it (GET_VF_STATS): everything
  * the VF sent and received, offloaded or not. */
@@ -173,7 +163,6 @@ static const struct net_device_ops vfw_pf_repr_ops = {
 	.ndo_stop = vfw_pf_repr_stop,
 	.ndo_start_xmit = vfw_pf_repr_xmit,
 	.ndo_get_stats64 = vfw_pf_repr_get_stats64,
-	.ndo_get_port_parent_id = vfw_pf_repr_get_port_parent_id,
 	.ndo_setup_tc = vfw_pf_setup_tc,
 };
 

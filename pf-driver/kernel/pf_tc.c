@@ -126,6 +126,7 @@ static int parse_match(struct flow_rule *rule, struct vfw_esw_rule *r,
 		BIT_ULL(FLOW_DISSECTOR_KEY_IP) |
 		BIT_ULL(FLOW_DISSECTOR_KEY_TCP);
 	struct flow_dissector *d = rule->match.dissector;
+	u16 addr_type = 0;
 	int n;
 
 	if (d->used_keys & ~supported)
@@ -136,6 +137,9 @@ static int parse_match(struct flow_rule *rule, struct vfw_esw_rule *r,
 		flow_rule_match_control(rule, &m);
 		if (m.mask->flags)
 			return REFUSE(extack, "IP fragment flags cannot be matched");
+		/* flower keeps IPv4 and IPv6 addresses in one union: which
+		 * one the filter has is the control key's addr_type */
+		addr_type = m.key->addr_type;
 	}
 	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_BASIC)) {
 		struct flow_match_basic m;
@@ -182,7 +186,7 @@ static int parse_match(struct flow_rule *rule, struct vfw_esw_rule *r,
 			r->vid = m.key->vlan_id;
 		}
 	}
-	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_IPV4_ADDRS)) {
+	if (addr_type == FLOW_DISSECTOR_KEY_IPV4_ADDRS) {
 		struct flow_match_ipv4_addrs m;
 
 		flow_rule_match_ipv4_addrs(rule, &m);
@@ -205,7 +209,7 @@ static int parse_match(struct flow_rule *rule, struct vfw_esw_rule *r,
 			memcpy(r->dst_ip, &m.key->dst, 4);
 		}
 	}
-	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_IPV6_ADDRS)) {
+	if (addr_type == FLOW_DISSECTOR_KEY_IPV6_ADDRS) {
 		struct flow_match_ipv6_addrs m;
 
 		flow_rule_match_ipv6_addrs(rule, &m);
@@ -298,10 +302,13 @@ static int parse_actions(struct vfw_pf *pf, struct flow_rule *rule,
 			r->set_tc = vfw_pf_prio_tc(pf, act->priority);
 			break;
 		case FLOW_ACTION_POLICE:
+			/* tc always gives an mtu (~0, or 255 << the rate
+			 * table's cell_log): the meter has none, which is the
+			 * same for frames up to it; a smaller one is refused */
 			if (act->police.rate_pkt_ps || act->police.peakrate_bytes_ps ||
 			    act->police.avrate || act->police.overhead ||
-			    act->police.mtu)
-				return REFUSE(extack, "police: only rate (bytes/s) and burst; no packet rate, peak rate, avrate, overhead or mtu");
+			    act->police.mtu < ETH_FRAME_LEN + VLAN_HLEN)
+				return REFUSE(extack, "police: only rate (bytes/s) and burst; no packet rate, peak rate, avrate, overhead, nor an mtu below 1518");
 			if (act->police.exceed.act_id != FLOW_ACTION_DROP ||
 			    (act->police.notexceed.act_id != FLOW_ACTION_PIPE &&
 			     act->police.notexceed.act_id != FLOW_ACTION_ACCEPT))
