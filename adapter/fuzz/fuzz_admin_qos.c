@@ -25,6 +25,7 @@
 
 #include "vfw_admin.h"
 #include "vfw_dataplane.h"
+#include "fuzz_dp_null.h"
 #include "vswitch.h"
 
 /* VFs: 2 keep enabled, disabled and absent VFs reachable; every VF
@@ -33,31 +34,15 @@
 #define STEP 64
 #define MAX_STEPS 64
 
-static uint64_t fz_clock;
-
-static int dp_rd(void *c, unsigned fn, uint64_t a, void *b, size_t l)
+static const struct vfw_dp_ops *dp_ops(void)
 {
-    (void)c; (void)fn; (void)a; (void)b; (void)l;
-    return -1;
+    static struct vfw_dp_ops o;
+
+    o = fz_dp_ops(1);
+    return &o;
 }
-
-static int dp_wr(void *c, unsigned fn, uint64_t a, const void *b, size_t l)
-{
-    (void)c; (void)fn; (void)a; (void)b; (void)l;
-    return -1;
-}
-
-static void dp_tx(void *c, const uint8_t *f, size_t l) { (void)c; (void)f; (void)l; }
-static uint64_t dp_now(void *c) { (void)c; return fz_clock; }
-static void dp_utimer(void *c, uint64_t w) { (void)c; (void)w; }
-
-static const struct vfw_dp_ops DP_OPS = {
-    .dma_read = dp_rd, .dma_write = dp_wr, .uplink_tx = dp_tx,
-    .now_ns = dp_now, .uplink_timer = dp_utimer,
-};
 
 static int a_rd(void *o, uint64_t a, void *b, size_t n) { (void)o; (void)a; (void)b; (void)n; return -1; }
-static int a_wr(void *o, uint64_t a, const void *b, size_t n) { (void)o; (void)a; (void)b; (void)n; return -1; }
 
 static const uint8_t PF_MAC[6] = { 0x52, 0x54, 0, 0x12, 0x34, 0x56 };
 static struct vfw_dp *dp;
@@ -251,9 +236,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct ser before, after;
 
     if (!dp) {
-        dp = vfw_dp_create(&DP_OPS, NULL, PF_MAC, NVF);
+        dp = vfw_dp_create(dp_ops(), NULL, PF_MAC, NVF);
         if (!dp || vfw_admin_init(&adm, &(struct vfw_admin_ops){
-                                      .dma_read = a_rd, .dma_write = a_wr,
+                                      .dma_read = a_rd, .dma_write = fz_a_wr,
                                       .qos_dp = dp }, NVF)) {
             abort();
         }

@@ -25,6 +25,7 @@
 
 #include "vfw_admin.h"
 #include "vfw_dataplane.h"
+#include "fuzz_dp_null.h"
 #include "vswitch.h"
 
 #define NVF 3
@@ -32,27 +33,15 @@
 #define MAX_STEPS 48
 #define WIN_BASE 0x10000ull       /* the rule buffer the PF exposes */
 
-static uint64_t fz_clock;
-static uint8_t win[128];
+static uint8_t win[128];          /* the PF memory the rules are read from */
 
-static int dp_rd(void *c, unsigned fn, uint64_t a, void *b, size_t l)
+static const struct vfw_dp_ops *dp_ops(void)
 {
-    (void)c; (void)fn; (void)a; (void)b; (void)l;
-    return -1;
+    static struct vfw_dp_ops o;
+
+    o = fz_dp_ops(0);
+    return &o;
 }
-
-static int dp_wr(void *c, unsigned fn, uint64_t a, const void *b, size_t l)
-{
-    (void)c; (void)fn; (void)a; (void)b; (void)l;
-    return -1;
-}
-
-static void dp_tx(void *c, const uint8_t *f, size_t l) { (void)c; (void)f; (void)l; }
-static uint64_t dp_now(void *c) { (void)c; return fz_clock; }
-
-static const struct vfw_dp_ops DP_OPS = {
-    .dma_read = dp_rd, .dma_write = dp_wr, .uplink_tx = dp_tx, .now_ns = dp_now,
-};
 
 /* The admin queue's DMA: only [WIN_BASE, WIN_BASE + 128) is memory. */
 static int a_rd(void *o, uint64_t a, void *b, size_t n)
@@ -65,7 +54,6 @@ static int a_rd(void *o, uint64_t a, void *b, size_t n)
     return 0;
 }
 
-static int a_wr(void *o, uint64_t a, const void *b, size_t n) { (void)o; (void)a; (void)b; (void)n; return -1; }
 
 static const uint16_t OPS[] = {
     VFW_AQ_OP_ESW_SET_MODE, VFW_AQ_OP_ESW_GET_MODE, VFW_AQ_OP_ESW_RULE_ADD,
@@ -155,9 +143,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         trace = getenv("FZ_TRACE") != NULL;
     }
     if (!dp) {
-        dp = vfw_dp_create(&DP_OPS, NULL, PF_MAC, NVF);
+        dp = vfw_dp_create(dp_ops(), NULL, PF_MAC, NVF);
         if (!dp || vfw_admin_init(&adm, &(struct vfw_admin_ops){
-                                      .dma_read = a_rd, .dma_write = a_wr,
+                                      .dma_read = a_rd, .dma_write = fz_a_wr,
                                       .qos_dp = dp }, NVF)) {
             abort();
         }
