@@ -205,6 +205,11 @@ void vfw_dp_meter_gc(struct vfw_dp *dp);
  * -ENOSPC, -EEXIST (the device's own entry), or the switch's error. */
 int vfw_dp_fdb_offload(struct vfw_dp *dp, const uint8_t mac[6], uint16_t vid,
                        int port);
+/* 2.3: a port's VLANs from a VLAN-aware bridge (switchdev mode; idx 0 the
+ * uplink, 1 + n VF n; op VFW_ESW_VLAN_*, vid checked by the caller).
+ * -EOPNOTSUPP in legacy mode, -ENOENT (DEL of a VLAN not there). */
+int vfw_dp_esw_vlan(struct vfw_dp *dp, unsigned idx, unsigned op, uint16_t vid,
+                    bool pvid);
 /* Is meter id in use by a rule, and whose (its cookie)? */
 bool vfw_dp_meter_owner(const struct vfw_dp *dp, unsigned id, uint64_t *owner);
 

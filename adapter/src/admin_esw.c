@@ -25,7 +25,7 @@ _Static_assert(VFW_ESW_RULES_MAX == VSW_ACL_MAX_RULES, "rule limit");
 bool admin_esw_opcode(uint16_t op)
 {
     return op == VFW_AQ_OP_ESW_SET_MODE || op == VFW_AQ_OP_ESW_GET_MODE ||
-           (op >= VFW_AQ_OP_ESW_RULE_ADD && op <= VFW_AQ_OP_ESW_FDB_DEL) ||
+           (op >= VFW_AQ_OP_ESW_RULE_ADD && op <= VFW_AQ_OP_ESW_PORT_VLAN) ||
            op == VFW_AQ_OP_ESW_RULE_STATS;
 }
 
@@ -367,6 +367,39 @@ static uint16_t fdb_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
     return st_of(rc);
 }
 
+/* PORT_VLAN: a VLAN-aware bridge's VLANs on one of its ports. */
+static uint16_t vlan_exec(struct vfw_admin *a, struct vfw_dp *dp, uint8_t *d)
+{
+    uint16_t port = ld16(d + P(vfw_aq_esw_vlan, port));
+    uint16_t vid = ld16(d + P(vfw_aq_esw_vlan, vid));
+    uint8_t o = d[P(vfw_aq_esw_vlan, op)], f = d[P(vfw_aq_esw_vlan, flags)];
+    const uint8_t both = VFW_ESW_VLAN_F_PVID | VFW_ESW_VLAN_F_UNTAGGED;
+    unsigned sw_port;
+    uint16_t st;
+
+    if (!vfw_dp_switchdev(dp)) {
+        return VFW_AQ_S_UNSUPPORTED;
+    }
+    if (!all_zero(d + P(vfw_aq_esw_vlan, rsvd), sizeof(((struct vfw_aq_esw_vlan *)0)->rsvd)) ||
+        o > VFW_ESW_VLAN_AWARE_ON || (f & ~both) ||
+        (o != VFW_ESW_VLAN_ADD && f) ||
+        (o >= VFW_ESW_VLAN_AWARE_OFF && vid)) {
+        return VFW_AQ_S_INVAL;
+    }
+    if (o <= VFW_ESW_VLAN_ADD && (vid < 1 || vid > 4094)) {
+        return VFW_AQ_S_RANGE;
+    }
+    if (f && f != both) {
+        return VFW_AQ_S_UNSUPPORTED;    /* a tagged PVID, an untagged non-PVID */
+    }
+    st = port_of(a, dp, port, false, &sw_port);
+    if (st) {
+        return st;
+    }
+    return st_of(vfw_dp_esw_vlan(dp, port == VFW_ESW_PORT_UPLINK ? 0 : 1u + port, o,
+                                 vid, f == both));
+}
+
 uint16_t admin_esw_exec(struct vfw_admin *a, uint16_t op, uint8_t *d)
 {
     struct vfw_dp *dp = a->ops.qos_dp;
@@ -376,6 +409,9 @@ uint16_t admin_esw_exec(struct vfw_admin *a, uint16_t op, uint8_t *d)
     }
     if (!dp) {
         return VFW_AQ_S_UNSUPPORTED;    /* no data path behind the queue */
+    }
+    if (op == VFW_AQ_OP_ESW_PORT_VLAN) {
+        return vlan_exec(a, dp, d);
     }
     if (op == VFW_AQ_OP_ESW_FDB_ADD || op == VFW_AQ_OP_ESW_FDB_DEL) {
         return fdb_exec(a, dp, op, d);

@@ -83,6 +83,13 @@ struct vfw_dp {
         uint16_t vid;
         bool used;
     } fdb_off[VFW_ESW_FDB_MAX];
+    /* 2.3: VLANs of a VLAN-aware bridge per port in switchdev mode, index
+     * 0 the uplink, 1 + n VF n (ESW_PORT_VLAN) */
+    struct dp_esw_vlan {
+        bool aware;
+        uint16_t pvid;              /* 0: none */
+        uint8_t member[512];        /* bit v: VLAN v */
+    } esw_vlan[1 + VFW_DP_MAX_VFS];
 };
 
 static void tx_kick(struct vfw_dp *dp, unsigned fn);
@@ -247,6 +254,25 @@ static void apply_classes(const struct vfw_dp *dp, vsw_port_cfg *pc,
     }
 }
 
+/* Switchdev, a VLAN-aware bridge's port: a trunk of its VLANs, the PVID
+ * untagged both ways (instead of the port's legacy VLAN settings). */
+static void esw_vlan_apply(const struct vfw_dp *dp, const struct dp_esw_vlan *v,
+                           vsw_port_cfg *pc)
+{
+    if (!dp->switchdev || !v->aware) {
+        return;
+    }
+    pc->vlan_mode = VSW_VLAN_TRUNK;
+    pc->pvid = 0;
+    pc->native_vid = v->pvid;
+    memset(pc->allowed, 0, sizeof(pc->allowed));
+    for (unsigned id = 1; id < 4095; id++) {
+        if (bit_on(v->member, id)) {
+            pc->allowed[id / 64] |= 1ull << (id % 64);
+        }
+    }
+}
+
 static int apply_vf(struct vfw_dp *dp, unsigned vf)
 {
     const struct vfw_dp_vf_cfg *c = &dp->cfg[vf];
@@ -270,6 +296,7 @@ static int apply_vf(struct vfw_dp *dp, unsigned vf)
             }
         }
     }
+    esw_vlan_apply(dp, &dp->esw_vlan[1 + vf], &pc);
     pc.spoofchk = c->spoofchk;
     /* Unknown unicast reaches a VF that asked for promiscuous mode and is
      * trusted (both: trust can be revoked after the grant). */
@@ -295,6 +322,7 @@ static int apply_ports(struct vfw_dp *dp)
     pc.learn = !dp->switchdev;
     pc.link_up = dp->uplink_up;
     pc.miss_port = dp->switchdev ? VSW_PORT_PF : VSW_PORT_ANY;
+    esw_vlan_apply(dp, &dp->esw_vlan[0], &pc);
     rc = vsw_port_set(dp->sw, VSW_PORT_UPLINK, &pc, NULL);
     if (rc) {
         return rc;
@@ -305,6 +333,12 @@ static int apply_ports(struct vfw_dp *dp)
     /* switchdev: the PF netdev is the uplink representor: to the wire */
     pc.fdb_off = dp->switchdev;
     pc.miss_port = dp->switchdev ? VSW_PORT_UPLINK : VSW_PORT_ANY;
+    /* ... and a VLAN-aware bridge's port for the uplink: its untagged
+     * frames are in the uplink's PVID, and so the wire's untagged frames
+     * reach it untagged; every VLAN passes (the slow path carries all) */
+    if (dp->switchdev && dp->esw_vlan[0].aware) {
+        pc.native_vid = dp->esw_vlan[0].pvid;
+    }
     apply_classes(dp, &pc, -1);
     rc = vsw_port_set(dp->sw, VSW_PORT_PF, &pc, NULL);
     if (rc) {
@@ -1290,6 +1324,7 @@ static void rules_clear(struct vfw_dp *dp)
     for (unsigned id = 1; id < VSW_MAX_METERS; id++) {
         vfw_dp_meter_free(dp, id);
     }
+    memset(dp->esw_vlan, 0, sizeof(dp->esw_vlan));
     for (unsigned i = 0; i < VFW_ESW_FDB_MAX; i++) {
         if (dp->fdb_off[i].used) {
             vsw_fdb_del(dp->sw, dp->fdb_off[i].mac, dp->fdb_off[i].vid, NULL);
@@ -1395,6 +1430,50 @@ bool vfw_dp_meter_owner(const struct vfw_dp *dp, unsigned id, uint64_t *owner)
     }
     *owner = dp->meter_owner[id];
     return true;
+}
+
+int vfw_dp_esw_vlan(struct vfw_dp *dp, unsigned idx, unsigned op, uint16_t vid,
+                    bool pvid)
+{
+    struct dp_esw_vlan *v, old;
+    int rc;
+
+    if (!dp->switchdev) {
+        return -EOPNOTSUPP;
+    }
+    if (idx > dp->total_vfs) {
+        return -EINVAL;
+    }
+    v = &dp->esw_vlan[idx];
+    old = *v;
+    switch (op) {
+    case VFW_ESW_VLAN_ADD:
+        v->member[vid / 8] |= (uint8_t)(1u << (vid % 8));
+        if (pvid) {
+            v->pvid = vid;
+        } else if (v->pvid == vid) {
+            v->pvid = 0;        /* re-added without the flag: no PVID now */
+        }
+        break;
+    case VFW_ESW_VLAN_DEL:
+        if (!bit_on(v->member, vid)) {
+            return -ENOENT;
+        }
+        v->member[vid / 8] &= (uint8_t)~(1u << (vid % 8));
+        if (v->pvid == vid) {
+            v->pvid = 0;
+        }
+        break;
+    default:
+        v->aware = op == VFW_ESW_VLAN_AWARE_ON;
+        break;
+    }
+    rc = idx ? apply_vf(dp, idx - 1) : apply_ports(dp);
+    if (rc) {
+        *v = old;
+        idx ? apply_vf(dp, idx - 1) : apply_ports(dp);
+    }
+    return rc;
 }
 
 struct vsw_switch *vfw_dp_switch(struct vfw_dp *dp)

@@ -1173,6 +1173,92 @@ static void test_esw_fdb(void)
     vfw_dp_destroy(dp);
 }
 
+static uint16_t vlan_cmd(struct vfw_admin *adm, uint16_t port, uint16_t vid, uint8_t op,
+                         uint8_t flags, struct vfw_aq_desc *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->opcode = VFW_AQ_OP_ESW_PORT_VLAN;
+    d->u.vlan_obj.port = port;
+    d->u.vlan_obj.vid = vid;
+    d->u.vlan_obj.op = op;
+    d->u.vlan_obj.flags = flags;
+    return vfw_admin_exec(adm, (uint8_t *)d);
+}
+
+/* 2.3 a VLAN-aware bridge in switchdev mode: VF0's port has PVID 10
+ * (untagged) and VLAN 20, the uplink PVID 20 and VLAN 10; an FDB entry
+ * learned in VLAN 10 forwards VF0's untagged frames to the wire in the
+ * switch, tagged 10. VLAN-unaware again (or without a PVID) the VF's
+ * untagged frames are in no bridge VLAN and take the slow path. */
+static void test_esw_vlan(void)
+{
+    struct vfw_dp *dp = fresh();
+    struct vfw_admin adm;
+    struct vfw_admin_ops aops = { .dma_read = a_mem_rd, .dma_write = a_none_wr, .qos_dp = dp };
+    struct vfw_aq_desc d;
+    const uint8_t remote[6] = { 2, 0, 0, 9, 9, 9 };
+    const uint8_t both = VFW_ESW_VLAN_F_PVID | VFW_ESW_VLAN_F_UNTAGGED;
+    uint8_t a[6], f[100];
+    uint64_t pf_rx;
+
+    CHECK(vfw_admin_init(&adm, &aops, 4) == 0);
+    vfw_admin_set_num_vfs(&adm, 2);
+    vmac(dp, 0, a);
+    CHECK(vlan_cmd(&adm, 0, 10, VFW_ESW_VLAN_ADD, both, &d) == VFW_AQ_S_UNSUPPORTED);
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, VFW_ESW_MODE_SWITCHDEV, &d) == VFW_AQ_S_OK);
+    /* refusals */
+    CHECK(vlan_cmd(&adm, 0, 10, VFW_ESW_VLAN_ADD, VFW_ESW_VLAN_F_PVID, &d) == VFW_AQ_S_UNSUPPORTED);
+    CHECK(vlan_cmd(&adm, 0, 4095, VFW_ESW_VLAN_ADD, 0, &d) == VFW_AQ_S_RANGE);
+    CHECK(vlan_cmd(&adm, 0, 10, 7, 0, &d) == VFW_AQ_S_INVAL);
+    CHECK(vlan_cmd(&adm, 2, 10, VFW_ESW_VLAN_ADD, 0, &d) == VFW_AQ_S_BAD_VF);
+    CHECK(vlan_cmd(&adm, 0, 10, VFW_ESW_VLAN_DEL, 0, &d) == VFW_AQ_S_NOENT);
+    /* VF0 and the uplink in VLAN 10 untagged, 20 tagged; VLAN-aware */
+    CHECK(vlan_cmd(&adm, 0, 10, VFW_ESW_VLAN_ADD, both, &d) == VFW_AQ_S_OK);
+    CHECK(vlan_cmd(&adm, 0, 20, VFW_ESW_VLAN_ADD, 0, &d) == VFW_AQ_S_OK);
+    CHECK(vlan_cmd(&adm, VFW_ESW_PORT_UPLINK, 20, VFW_ESW_VLAN_ADD, both, &d) == VFW_AQ_S_OK);
+    CHECK(vlan_cmd(&adm, VFW_ESW_PORT_UPLINK, 10, VFW_ESW_VLAN_ADD, 0, &d) == VFW_AQ_S_OK);
+    CHECK(vlan_cmd(&adm, 0, 0, VFW_ESW_VLAN_AWARE_ON, 0, &d) == VFW_AQ_S_OK);
+    CHECK(vlan_cmd(&adm, VFW_ESW_PORT_UPLINK, 0, VFW_ESW_VLAN_AWARE_ON, 0, &d) == VFW_AQ_S_OK);
+    /* the bridge learned the remote MAC in VLAN 10: VF0's untagged frame
+     * (VLAN 10 by its PVID) goes to the wire in the switch, tagged 10
+     * (the uplink's untagged VLAN is 20) */
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, remote, 10, VFW_ESW_PORT_UPLINK, &d) == VFW_AQ_S_OK);
+    frame_make(f, remote, a, 100, 1);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 1 && uplink_last_len == 104);
+    CHECK(uplink_last[12] == 0x81 && uplink_last[13] == 0 && uplink_last[15] == 10);
+    /* the PF (the bridge's uplink port): its untagged frames are in the
+     * uplink's PVID (20) and leave untagged */
+    frame_make(f, remote, pf_mac, 100, 2);
+    tx_post(dp, 0, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 2 && uplink_last_len == 100 && uplink_last[12] == 0x88);
+    uplink_frames = 1;
+    frame_make(f, remote, a, 100, 1);
+    /* not aware: the VF's untagged frames are in no VLAN: the entry in
+     * VLAN 10 no longer matches, the frame takes the slow path */
+    pf_rx = vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS);
+    CHECK(vlan_cmd(&adm, 0, 0, VFW_ESW_VLAN_AWARE_OFF, 0, &d) == VFW_AQ_S_OK);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 1);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 1);
+    /* aware again; the PVID removed: untagged frames are in no VLAN */
+    CHECK(vlan_cmd(&adm, 0, 0, VFW_ESW_VLAN_AWARE_ON, 0, &d) == VFW_AQ_S_OK);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 2);
+    CHECK(vlan_cmd(&adm, 0, 10, VFW_ESW_VLAN_ADD, 0, &d) == VFW_AQ_S_OK);   /* PVID flag off */
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 2);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 2);
+    CHECK(vlan_cmd(&adm, 0, 10, VFW_ESW_VLAN_ADD, both, &d) == VFW_AQ_S_OK);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 3);
+    CHECK(vlan_cmd(&adm, 0, 10, VFW_ESW_VLAN_DEL, 0, &d) == VFW_AQ_S_OK);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 3);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 3);
+    vfw_dp_destroy(dp);
+}
+
 int main(void)
 {
     test_regs();
@@ -1186,6 +1272,7 @@ int main(void)
     test_switchdev();
     test_esw_rules();
     test_esw_fdb();
+    test_esw_vlan();
     printf("dataplane: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -109,6 +109,7 @@
 /* 2.3: bridge FDB entries (switchdev bridge offload), switchdev mode only. */
 #define VFW_AQ_OP_ESW_FDB_ADD       0x0306  /* struct vfw_aq_esw_fdb */
 #define VFW_AQ_OP_ESW_FDB_DEL       0x0307  /* struct vfw_aq_esw_fdb */
+#define VFW_AQ_OP_ESW_PORT_VLAN     0x0308  /* struct vfw_aq_esw_vlan */
 
 /* Descriptor flags (written by the device; the driver submits 0). */
 #define VFW_AQ_F_DONE          (1u << 0)
@@ -523,6 +524,35 @@ struct vfw_aq_esw_fdb {
 	uint8_t rsvd[38];
 };
 
+/*
+ * 2.3: ESW_PORT_VLAN - a port's VLANs in switchdev mode, as a VLAN-aware
+ * bridge has them on a representor (its VF's port) or on the PF netdev
+ * (the uplink): the model of SWITCHDEV_OBJ_ID_PORT_VLAN and the bridge's
+ * vlan_filtering. The device keeps a membership per port; while the port
+ * is VLAN-aware (op AWARE_ON) it is a trunk of those VLANs whose PVID is
+ * the VLAN of its untagged frames, which leave it untagged; VLAN-unaware
+ * (op AWARE_OFF, the default) the port keeps its legacy VLAN settings.
+ * ops: DEL / ADD (vid 1..4094, RANGE), AWARE_OFF / AWARE_ON (vid 0).
+ * flags (ADD only): none = a tagged member; PVID | UNTAGGED = the port's
+ * untagged VLAN (replaces the previous PVID); PVID or UNTAGGED alone: the
+ * switch cannot express it (UNSUPPORTED). port: a VF index or
+ * VFW_ESW_PORT_UPLINK. Switchdev mode only (UNSUPPORTED); leaving it
+ * forgets every port's VLANs.
+ */
+#define VFW_ESW_VLAN_DEL       0
+#define VFW_ESW_VLAN_ADD       1
+#define VFW_ESW_VLAN_AWARE_OFF 2
+#define VFW_ESW_VLAN_AWARE_ON  3
+#define VFW_ESW_VLAN_F_PVID     (1u << 0)
+#define VFW_ESW_VLAN_F_UNTAGGED (1u << 1)
+struct vfw_aq_esw_vlan {
+	uint16_t port;
+	uint16_t vid;
+	uint8_t op;
+	uint8_t flags;
+	uint8_t rsvd[42];
+};
+
 /* One 64-byte descriptor; the device writes it back in place. */
 struct vfw_aq_desc {
 	uint16_t opcode;   /* VFW_AQ_OP_* */
@@ -554,6 +584,7 @@ struct vfw_aq_desc {
 		struct vfw_aq_esw_mode esw;         /* 2.2 */
 		struct vfw_aq_esw_rule_ref rule;    /* 2.3 */
 		struct vfw_aq_esw_fdb fdb;
+		struct vfw_aq_esw_vlan vlan_obj;
 		uint8_t raw[48];
 	} u;
 };
@@ -578,6 +609,7 @@ _Static_assert(sizeof(struct vfw_aq_esw_mode) == 48, "esw mode size");
 _Static_assert(sizeof(struct vfw_aq_esw_rule_ref) == 48, "rule ref size");
 _Static_assert(sizeof(struct vfw_esw_rule) == 128, "rule size");
 _Static_assert(sizeof(struct vfw_aq_esw_fdb) == 48, "fdb size");
+_Static_assert(sizeof(struct vfw_aq_esw_vlan) == 48, "esw vlan size");
 #endif
 
 #endif /* VFWARP_ADMIN_H */

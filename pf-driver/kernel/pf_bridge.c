@@ -15,9 +15,13 @@
  *   bridge's local entries (its own MACs) stay in software. The notifier
  *   runs in atomic context: the command goes to an ordered workqueue, which
  *   then marks the bridge's entry offloaded (`bridge fdb show`: offload).
- * - Not yet: the bridge's VLAN filtering (entries of VLAN-aware bridges
- *   carry the bridge's VLAN, which the VF's untagged frames do not have in
- *   the adapter: they keep the slow path), MDB.
+ * - A VLAN-aware bridge (vlan_filtering 1) programs each of our ports'
+ *   VLANs (SWITCHDEV_OBJ_ID_PORT_VLAN: membership, PVID untagged) and its
+ *   VLAN awareness into the device (ESW_PORT_VLAN), so a VF's untagged
+ *   frames are in the port's PVID in the adapter as in the bridge, and the
+ *   bridge's FDB entries (which carry the VLAN) match. A tagged PVID or an
+ *   untagged non-PVID VLAN cannot be expressed: refused (-EOPNOTSUPP), the
+ *   bridge then keeps that VLAN in software. Not yet: MDB.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_bridge.h>
@@ -121,10 +125,95 @@ static struct notifier_block vfw_pf_switchdev_nb = {
 	.notifier_call = vfw_pf_switchdev_event,
 };
 
-/* Blocking chain: port objects (VLANs, MDB) - not offloaded (see above). */
+static bool vfw_pf_is_esw_port(const struct net_device *dev)
+{
+	return vfw_pf_of_esw_netdev((struct net_device *)dev) != NULL;
+}
+
+static int vfw_pf_vlan_cmd(struct net_device *dev, u8 op, u16 vid, u8 flags,
+			   struct netlink_ext_ack *extack)
+{
+	struct vfw_pf *pf = vfw_pf_of_esw_netdev(dev);
+	struct vfw_aq_desc d = {};
+	int port, st;
+
+	port = pf ? bridge_port(pf, dev) : -1;
+	if (port < 0 || pf->eswitch_mode != DEVLINK_ESWITCH_MODE_SWITCHDEV)
+		return -EOPNOTSUPP;
+	d.opcode = cpu_to_le16(VFW_AQ_OP_ESW_PORT_VLAN);
+	d.u.vlan_obj.port = cpu_to_le16(port);
+	d.u.vlan_obj.vid = cpu_to_le16(vid);
+	d.u.vlan_obj.op = op;
+	d.u.vlan_obj.flags = flags;
+	st = vfw_pf_aq_exec(pf, &d);
+	if (st == VFW_AQ_S_OK)
+		return 0;
+	if (st == VFW_AQ_S_UNSUPPORTED) {
+		NL_SET_ERR_MSG_MOD(extack, "the adapter's switch has untagged VLANs only as a port's PVID (pvid untagged) and a PVID only untagged");
+		return -EOPNOTSUPP;
+	}
+	return st < 0 ? st : vfw_pf_aq_errno(st);
+}
+
+static int vfw_pf_port_obj_add(struct net_device *dev, const void *ctx,
+			       const struct switchdev_obj *obj,
+			       struct netlink_ext_ack *extack)
+{
+	const struct switchdev_obj_port_vlan *v;
+	u8 flags = 0;
+
+	if (obj->id != SWITCHDEV_OBJ_ID_PORT_VLAN)
+		return -EOPNOTSUPP;
+	v = SWITCHDEV_OBJ_PORT_VLAN(obj);
+	if (v->flags & BRIDGE_VLAN_INFO_PVID)
+		flags |= VFW_ESW_VLAN_F_PVID;
+	if (v->flags & BRIDGE_VLAN_INFO_UNTAGGED)
+		flags |= VFW_ESW_VLAN_F_UNTAGGED;
+	/* a changed entry (PVID moved off it) is added again with its flags;
+	 * the device's PVID follows the last ADD with PVID */
+	return vfw_pf_vlan_cmd(dev, VFW_ESW_VLAN_ADD, v->vid, flags, extack);
+}
+
+static int vfw_pf_port_obj_del(struct net_device *dev, const void *ctx,
+			       const struct switchdev_obj *obj)
+{
+	if (obj->id != SWITCHDEV_OBJ_ID_PORT_VLAN)
+		return -EOPNOTSUPP;
+	return vfw_pf_vlan_cmd(dev, VFW_ESW_VLAN_DEL, SWITCHDEV_OBJ_PORT_VLAN(obj)->vid,
+			       0, NULL);
+}
+
+static int vfw_pf_port_attr_set(struct net_device *dev, const void *ctx,
+				const struct switchdev_attr *attr,
+				struct netlink_ext_ack *extack)
+{
+	if (attr->id != SWITCHDEV_ATTR_ID_BRIDGE_VLAN_FILTERING)
+		return -EOPNOTSUPP;
+	return vfw_pf_vlan_cmd(dev, attr->u.vlan_filtering ? VFW_ESW_VLAN_AWARE_ON :
+			       VFW_ESW_VLAN_AWARE_OFF, 0, 0, extack);
+}
+
+/* Blocking chain: port VLANs and the bridge's VLAN awareness. */
 static int vfw_pf_switchdev_blocking_event(struct notifier_block *nb,
 					   unsigned long event, void *ptr)
 {
+	struct net_device *dev = switchdev_notifier_info_to_dev(ptr);
+	int err;
+
+	switch (event) {
+	case SWITCHDEV_PORT_OBJ_ADD:
+		err = switchdev_handle_port_obj_add(dev, ptr, vfw_pf_is_esw_port,
+						    vfw_pf_port_obj_add);
+		return notifier_from_errno(err);
+	case SWITCHDEV_PORT_OBJ_DEL:
+		err = switchdev_handle_port_obj_del(dev, ptr, vfw_pf_is_esw_port,
+						    vfw_pf_port_obj_del);
+		return notifier_from_errno(err);
+	case SWITCHDEV_PORT_ATTR_SET:
+		err = switchdev_handle_port_attr_set(dev, ptr, vfw_pf_is_esw_port,
+						     vfw_pf_port_attr_set);
+		return notifier_from_errno(err);
+	}
 	return NOTIFY_DONE;
 }
 

@@ -192,6 +192,44 @@ def test_teardown_with_rules_and_a_bridge(lab2):
         lab2.ssh("h1", "ip link del br0")
 
 
+
+def test_vlan_aware_bridge_offload(lab2):
+    """A VLAN-aware bridge (vlan_filtering 1): the ports' VLANs go into the
+    adapter, so FDB entries learned in the bridge's VLAN match the VFs'
+    untagged frames there and forward in the adapter; moving both VFs'
+    representors to VLAN 10 keeps them talking (in VLAN 10) and cuts them
+    off the wire, whose port stays in VLAN 1."""
+    with vfs_up(lab2):
+        bdf, pf = pf_dev(lab2)
+        set_mode(lab2, bdf, "switchdev")
+        r = reprs(lab2)
+        r0, r1 = r["pf0vf0"]["ifname"], r["pf0vf1"]["ifname"]
+        try:
+            lab2.ssh("h1", (BRIDGE % {"ports": f"{r0} {r1} {pf}"}).replace(
+                "type bridge\n", "type bridge vlan_filtering 1\n"))
+            assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
+            assert ping(lab2, "h1", 0, addr("h2", 0)) == 3
+            fdb = json.loads(lab2.ssh("h1", "bridge -j fdb show br br0").stdout)
+            off = [f for f in fdb if "offload" in f.get("flags", []) and f.get("vlan") == 1]
+            assert len(off) >= 3, fdb                  # both VFs and h2's VF0
+            st = reprs(lab2)
+            assert ping(lab2, "h1", 0, addr("h1", 1), count=10) == 10
+            after = reprs(lab2)
+            grew = [after[p]["stats64"]["rx"]["packets"] - st[p]["stats64"]["rx"]["packets"]
+                    for p in ("pf0vf0", "pf0vf1")]
+            print(f"\nVLAN-aware bridge: representor RX grew by {grew} during 20 frames")
+            assert max(grew) < 5, (st, after)
+            # both VFs to VLAN 10 (PVID, untagged); the uplink stays in VLAN 1
+            lab2.ssh("h1", "; ".join(f"bridge vlan add dev {x} vid 10 pvid untagged; "
+                                     f"bridge vlan del dev {x} vid 1" for x in (r0, r1)))
+            assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
+            assert ping(lab2, "h1", 0, addr("h2", 0), count=2) == 0
+        finally:
+            lab2.ssh("h1", "ip link del br0", check=False)
+        set_mode(lab2, bdf, "legacy")
+        dmesg = lab2.ssh("h1", "dmesg").stdout
+        assert "WARNING" not in dmesg and "BUG" not in dmesg, dmesg[-3000:]
+
 # --- tc flower offload (hw 2.3 rules) ------------------------------------
 
 UDP_RECV = r"""
