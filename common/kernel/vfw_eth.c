@@ -154,19 +154,25 @@ int vfw_eth_rings_up(struct vfw_eth *eth)
 		return -EIO;
 	}
 	rx_refill(eth);
+	spin_lock_bh(&eth->tx_lock);
 	eth->rings_up = true;
+	spin_unlock_bh(&eth->tx_lock);
 	return 0;
 }
 
 void vfw_eth_rings_down(struct vfw_eth *eth)
 {
+	/* Representors (vfw_eth_xmit_port) post to the TX ring outside the
+	 * netdev's own queue, which the core has stopped: they stop here. */
+	spin_lock_bh(&eth->tx_lock);
+	eth->rings_up = false;
+	spin_unlock_bh(&eth->tx_lock);
 	/* The device stops using both rings before their memory goes. */
 	vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_CTRL, 0);
 	vfw_eth_wr(eth, VFW_REG_RXQ0 + VFW_RING_CTRL, 0);
 	vfw_eth_rd(eth, VFW_REG_MAGIC);
 	ring_free(eth, &eth->tx, DMA_TO_DEVICE);
 	ring_free(eth, &eth->rx, DMA_FROM_DEVICE);
-	eth->rings_up = false;
 }
 
 void vfw_eth_link_check(struct vfw_eth *eth)
