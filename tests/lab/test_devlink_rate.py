@@ -2,24 +2,21 @@
 the devlink instance and its ports as VFs come and go (the eswitch modes:
 test_switchdev.py), devlink rate leaves and nodes (docs/qos.md) set, read back and
 refused, `ip link` and devlink agreeing on a VF's rates, the uplink's line
-rate (devlink param line_rate_kbps), and one congestion test: two VFs with
-3:1 weights share a line rate iperf3 can fill under TCG.
+rate (devlink param line_rate_kbps). What the rates do under congestion:
+test_congestion.py.
 
 "Nothing changed" is checked on both sides: devlink's view
 (`devlink -j port function rate show`, the line rate param, `ip -j link`)
 and the device's, read with the QoS GET admin commands through the
 driver's debugfs file `qos`.
 
-Runs on h1 of the session's lab2 (the congestion test also on h2); every
-test leaves the hosts without the modules, also on failure.
+Runs on h1 of the session's lab2; every test leaves the host without the
+module, also on failure.
 """
 import json
 import re
-import time
 
-from vf_env import addr, require_modules, vfs_up
-
-from qos_env import HOST, MBIT, PF_ID, RESET, pf_loaded, ssh
+from qos_env import MBIT, pf_loaded
 
 UPLINK = 65535
 
@@ -174,76 +171,3 @@ def test_ip_link_and_devlink_agree_on_vf_rates(lab2):
         pf.ok(f"devlink port function rate set {d}/2 noparent",
               f"devlink port function rate del {d}/t1")
 
-
-LINE_MBIT = 12
-WEIGHTS = (3, 1)
-# Classes 1 and 2 get 63% and 27% (70:30), the others small shares. With
-# the others at 0% the ratio came out 1.85-2.12 in three runs (want 2.33):
-# see docs/status.md, issue 17 (before the class_clock fix in
-# vswitch/src/qos_sched.c that setting gave class 1 nearly everything).
-ETS_BW = "0:4 1:63 2:27 3:2 4:1 5:1 6:1 7:1"
-ETS = (63, 27)
-DSCP = (10, 18)     # VF 0's flow -> priority/class 1, VF 1's -> 2
-
-
-def two_flows(lab, extra=("", "")):
-    """iperf3 from VF 0 and VF 1 of h1 to VF 0 and VF 1 of h2 at once, 10 s
-    after 2 s of warm-up; Mbit/s received of each."""
-    for vf in (0, 1):
-        ssh(lab, f"ip netns exec vf{vf} setsid timeout 60 iperf3 -s -1 "
-                 f">/tmp/iperf3-s{vf}.log 2>&1 < /dev/null &", host="h2")
-    time.sleep(1)
-    cmd = "ip netns exec vf{vf} iperf3 -c {dst} -t 10 -O 2 {x} -J > /tmp/iperf3-c{vf}.json"
-    ssh(lab, cmd.format(vf=0, dst=addr("h2", 0), x=extra[0]) + " & " +
-        cmd.format(vf=1, dst=addr("h2", 1), x=extra[1]) + "; wait")
-    got = []
-    for vf in (0, 1):
-        res = json.loads(ssh(lab, f"cat /tmp/iperf3-c{vf}.json").stdout)
-        got.append(res["end"]["sum_received"]["bits_per_second"] / 1e6)
-    return got
-
-
-def test_shares_of_a_congested_uplink(lab2):
-    """Two VFs of h1 send to h2 with iperf3 at once through a 12 Mbit/s
-    line rate: with tx_weight 3 and 1 they get 3:1; then with equal weights
-    but their flows in two ETS classes of 63% and 27% (dcb ets, DSCP ->
-    priority by the dcb app table, trust dscp), they get 63:27 = 70:30.
-
-    Why 12 Mbit/s: one VF-to-VF TCP flow under TCG reached 20-30 Mbit/s
-    here with no line rate (two labs sharing 2 cores), so each flow can
-    send more than its share and the uplink stays congested. Measured for
-    the weights (3 runs): 8.39/2.87, 8.41/2.83, 8.39/2.88 Mbit/s, ratios
-    2.92-2.97, sum 11.2-11.3 Mbit/s = the line rate minus headers (1448 of
-    1538 wire bytes per frame: 11.3). The issue's tolerance, +-10% on the
-    ratio, holds with room; the sum checks the line rate itself (+-10%).
-    ETS 63:27 measured 2.31-2.40. With the other classes at 0% instead
-    (tc-bw 0:0 1:70 2:30 ...): 10.9/0.3 Mbit/s before the class-clock fix
-    (a waiting 0% class held the ETS clock back), ratio 1.85-2.12 after
-    it: not yet explained, so not asserted here (docs/status.md)."""
-    require_modules()
-    with vfs_up(lab2):
-        pf = ssh(lab2, f"lspci -D -n -d {PF_ID}").stdout.split()[0]
-        d, n = f"pci/{pf}", ssh(lab2, f"ls /sys/bus/pci/devices/{pf}/net").stdout.strip()
-        try:
-            ssh(lab2, RESET % {"bdf": pf})
-            ssh(lab2, f"devlink dev param set {d} name line_rate_kbps "
-                      f"value {LINE_MBIT * 1000} cmode runtime; "
-                      f"devlink port function rate set {d}/1 tx_weight {WEIGHTS[0]}; "
-                      f"devlink port function rate set {d}/2 tx_weight {WEIGHTS[1]}")
-            weighted = two_flows(lab2)
-            ssh(lab2, f"devlink port function rate set {d}/1 tx_weight 0; "
-                      f"devlink port function rate set {d}/2 tx_weight 0; "
-                      f"dcb ets set dev {n} tc-tsa all:ets tc-bw {ETS_BW} prio-tc all:0 1:1 2:2; "
-                      f"dcb app add dev {n} dscp-prio {DSCP[0]}:1 {DSCP[1]}:2; "
-                      f"dcb apptrust set dev {n} order dscp")
-            classes = two_flows(lab2, tuple(f"-S {x << 2}" for x in DSCP))
-        finally:
-            ssh(lab2, RESET % {"bdf": pf})
-        for what, got, want in (("weights", weighted, WEIGHTS), ("ets", classes, ETS)):
-            ratio, total = got[0] / got[1], sum(got)
-            print(f"\nline rate {LINE_MBIT} Mbit/s, {what} {want}: VF0 {got[0]:.2f}, "
-                  f"VF1 {got[1]:.2f} Mbit/s, ratio {ratio:.2f}, sum {total:.2f}")
-        for got, want in ((weighted, WEIGHTS), (classes, ETS)):
-            ratio, want = got[0] / got[1], want[0] / want[1]
-            assert want * 0.9 <= ratio <= want * 1.1, got
-            assert LINE_MBIT * 1448 / 1538 * 0.9 <= sum(got) <= LINE_MBIT * 1.02, got

@@ -1,0 +1,266 @@
+"""QoS under congestion of the uplink (issue 17, docs/qos.md): h1's uplink
+gets a line rate of 12 Mbit/s (devlink param line_rate_kbps), VF 0 and VF 1
+of h1 send to h2 at once with iperf3 (each could send 20-30 Mbit/s alone),
+and what each gets shows the device's scheduler as set through devlink
+rate, `ip link` and dcb: weights, tenant nodes, a tx_max, a tx_share, ETS
+classes, a strict class's latency, and an RDMA flow's tx_max.
+
+The hosts' VFs are set up once for the module (vf_env.vfs_up) and every
+test starts and ends with the device's QoS defaults (congestion_env.Uplink
+.reset: the device keeps them across driver loads, and no other lab test
+may run behind a line rate of ours). Figures of each run are printed.
+Two tests are strict xfails: device findings that need changes in
+adapter/ (docs/qos.md, "What holds under congestion"); they fail only on
+their finding's assertion, a broken set-up is pytest.fail.
+"""
+import re
+import statistics
+import time
+
+import pytest
+
+from congestion_env import (CLIENT, LINE_MBIT, PER_FRAME, PER_WIRE, Uplink, delta, flows,
+                            ping_rtts, received, servers)
+from qos_env import ssh
+from vf_env import addr, vfs_up
+
+
+@pytest.fixture(scope="module")
+def uplink(lab2):
+    with vfs_up(lab2):
+        up = Uplink(lab2)
+        up.reset()
+        try:
+            yield up
+        finally:
+            up.reset()
+
+
+@pytest.fixture
+def congested(uplink):
+    """h1's uplink at the line rate, the rest of the QoS state at the
+    defaults; back to the defaults afterwards, also on failure."""
+    uplink.reset()
+    uplink.line()
+    try:
+        yield uplink
+    finally:
+        uplink.reset()
+
+
+def line_full(got):
+    """The flows together fill the line rate (less headers: 11.3 of 12
+    Mbit/s), so the uplink was congested while they were measured. A
+    failure here is pytest.fail, not an AssertionError: the xfail tests
+    below expect only their finding's assertion to fail."""
+    if not LINE_MBIT * PER_WIRE * 0.9 <= sum(got) <= LINE_MBIT * 1.02:
+        pytest.fail(f"the line was not full: {got}")
+
+
+def within(got, want, tol=0.1):
+    return want * (1 - tol) <= got <= want * (1 + tol)
+
+
+WEIGHTS = (3, 1)
+# Classes 1 and 2 get 63% and 27% (70:30), the others small shares. With
+# the others at 0% the ratio came out 1.85-2.12 in three runs (want 2.33):
+# see docs/status.md, issue 17 (before the class_clock fix in
+# vswitch/src/qos_sched.c that setting gave class 1 nearly everything).
+ETS_BW = "0:4 1:63 2:27 3:2 4:1 5:1 6:1 7:1"
+ETS = (63, 27)
+DSCP = (10, 18)     # VF 0's flow -> priority/class 1, VF 1's -> 2
+
+
+def test_shares_of_a_congested_uplink(congested):
+    """With tx_weight 3 and 1 the two VFs get 3:1; then with equal weights
+    but their flows in two ETS classes of 63% and 27% (dcb ets, DSCP ->
+    priority by the dcb app table, trust dscp), they get 63:27 = 70:30.
+
+    Measured for the weights (5 runs): 8.39/2.87 ... 8.51/2.82 Mbit/s,
+    ratios 2.90-3.02, sum 11.2-11.3 Mbit/s = the line rate minus headers.
+    ETS 63:27 measured 2.31-2.40. With the other classes at 0% instead
+    (tc-bw 0:0 1:70 2:30 ...): ratio 1.85-2.12, not yet explained, so not
+    asserted here (docs/status.md)."""
+    up, d, n = congested, congested.dl, congested.dev
+    up.sh(f"devlink port function rate set {d}/1 tx_weight {WEIGHTS[0]}; "
+          f"devlink port function rate set {d}/2 tx_weight {WEIGHTS[1]}")
+    weighted = flows(up.lab)
+    up.sh(f"devlink port function rate set {d}/1 tx_weight 0; "
+          f"devlink port function rate set {d}/2 tx_weight 0; "
+          f"dcb ets set dev {n} tc-tsa all:ets tc-bw {ETS_BW} prio-tc all:0 1:1 2:2; "
+          f"dcb app add dev {n} dscp-prio {DSCP[0]}:1 {DSCP[1]}:2; "
+          f"dcb apptrust set dev {n} order dscp")
+    classes = flows(up.lab, tuple(f"-S {x << 2}" for x in DSCP))
+    for what, got, want in (("weights", weighted, WEIGHTS), ("ets", classes, ETS)):
+        print(f"\nline rate {LINE_MBIT} Mbit/s, {what} {want}: VF0 {got[0]:.2f}, "
+              f"VF1 {got[1]:.2f} Mbit/s, ratio {got[0] / got[1]:.2f}, sum {sum(got):.2f}")
+    for got, want in ((weighted, WEIGHTS), (classes, ETS)):
+        assert within(got[0] / got[1], want[0] / want[1]), got
+        line_full(got)
+
+
+def test_tx_max_holds_while_another_vf_saturates(congested):
+    """VF 0 capped at 4 Mbit/s by its devlink leaf's tx_max, then VF 1 at 3
+    Mbit/s by `ip link ... max_tx_rate` (the same leaf): each capped VF gets
+    its cap (of frames: 1448 bytes of TCP payload in 1514) within 10%, the
+    other VF the rest of the line."""
+    up, d = congested, congested.dl
+    up.sh(f"devlink port function rate set {d}/1 tx_max 4mbit")
+    by_devlink = flows(up.lab)
+    up.sh(f"devlink port function rate set {d}/1 tx_max 0; "
+          f"ip link set {up.dev} vf 1 max_tx_rate 3")
+    by_ip_link = flows(up.lab)
+    for what, got, vf, cap in (("devlink tx_max 4mbit on VF0", by_devlink, 0, 4),
+                               ("ip link max_tx_rate 3 on VF1", by_ip_link, 1, 3)):
+        print(f"\nline rate {LINE_MBIT} Mbit/s, {what}: VF0 {got[0]:.2f}, VF1 {got[1]:.2f} "
+              f"Mbit/s (cap as TCP payload {cap * PER_FRAME:.2f}), sum {sum(got):.2f}")
+    assert within(by_devlink[0], 4 * PER_FRAME), by_devlink
+    assert within(by_ip_link[1], 3 * PER_FRAME), by_ip_link
+    line_full(by_devlink)
+    line_full(by_ip_link)
+
+
+def test_tenant_nodes_share_3_to_1(congested):
+    """Two tenants' rate nodes with tx_weight 3 and 1, VF 0 under the
+    first, VF 1 under the second, the leaves' own weights the other way
+    round (1 and 3): the nodes' weights decide, 3:1 within 10%."""
+    up, d = congested, congested.dl
+    up.sh(f"devlink port function rate add {d}/tenant1 tx_weight 3; "
+          f"devlink port function rate add {d}/tenant2 tx_weight 1; "
+          f"devlink port function rate set {d}/1 tx_weight 1 parent tenant1; "
+          f"devlink port function rate set {d}/2 tx_weight 3 parent tenant2")
+    got = flows(up.lab)
+    print(f"\nline rate {LINE_MBIT} Mbit/s, tenant nodes 3:1 (leaves 1:3): VF0 {got[0]:.2f}, "
+          f"VF1 {got[1]:.2f} Mbit/s, ratio {got[0] / got[1]:.2f}, sum {sum(got):.2f}")
+    assert within(got[0] / got[1], 3), got
+    line_full(got)
+
+
+def test_tx_share_guarantee_while_another_vf_saturates(congested):
+    """VF 0 with tx_share 7 Mbit/s and tx_weight 1, VF 1 with tx_weight 1000
+    (by weight alone VF 0 would get 12/1001 of the line: 0.0 Mbit/s
+    measured): VF 0 gets its guarantee (of frames) within 10%."""
+    up, d = congested, congested.dl
+    up.sh(f"devlink port function rate set {d}/1 tx_share 7mbit tx_weight 1; "
+          f"devlink port function rate set {d}/2 tx_weight 1000")
+    got = flows(up.lab)
+    print(f"\nline rate {LINE_MBIT} Mbit/s, VF0 tx_share 7mbit weight 1, VF1 weight 1000: "
+          f"VF0 {got[0]:.2f} (guarantee as TCP payload {7 * PER_FRAME:.2f}), "
+          f"VF1 {got[1]:.2f} Mbit/s, sum {sum(got):.2f}")
+    assert within(got[0], 7 * PER_FRAME), got
+    line_full(got)
+
+
+EF = 46             # DSCP of the ping, mapped to priority 7 = strict class 7
+PINGS = 30
+
+
+def rtt_summary(r):
+    return (f"min {min(r):.2f} median {statistics.median(r):.2f} avg {statistics.mean(r):.2f} "
+            f"max {max(r):.2f} ms")
+
+
+def strict_latency(up, bulk_vfs):
+    """Class 7 strict, the others ETS (dcb ets); DSCP EF -> priority 7 (dcb
+    app, trust dscp). EF pings from h1 VF 0 idle, then while iperf3 from
+    h1's VFs `bulk_vfs` (class 0) fills the line, then best-effort pings
+    (class 0) for comparison. Checks that the bulk filled the line and the
+    loaded EF pings went out in class 7 (the device's class counters);
+    returns the idle and loaded EF round trips (ms)."""
+    n = up.dev
+    up.sh(f"dcb ets set dev {n} tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:ets 7:strict "
+          "tc-bw 0:50 1:10 2:10 3:10 4:10 5:5 6:5 7:0; "
+          f"dcb app add dev {n} dscp-prio {EF}:7; dcb apptrust set dev {n} order dscp")
+    idle = ping_rtts(up.lab, PINGS, tos=EF << 2)
+    servers(up.lab, bulk_vfs)
+    c0 = up.counters()
+    ssh(up.lab, "setsid sh -c '" + " & ".join(
+        CLIENT.format(vf=vf, dst=addr("h2", vf), t=14, x="") for vf in bulk_vfs)
+        + "; wait' </dev/null >/dev/null 2>&1 &")
+    try:
+        time.sleep(3)       # iperf3's -O 2 and a second more: the line is full
+        loaded = ping_rtts(up.lab, PINGS, tos=EF << 2)
+        best_effort = ping_rtts(up.lab, 10, tos=0)
+    finally:
+        ssh(up.lab, "for i in $(seq 60); do pgrep -x iperf3 >/dev/null || exit 0; sleep 0.5; "
+                    "done; pkill -x iperf3", check=False)
+    c = delta(c0, up.counters())["tc"]
+    bulk = [received(up.lab, vf) for vf in bulk_vfs]
+    print(f"\nline rate {LINE_MBIT} Mbit/s, EF ping from VF0 (strict class 7) idle: "
+          f"{rtt_summary(idle)}\n  while iperf3 from VF{'+VF'.join(map(str, bulk_vfs))} in "
+          f"class 0 gets {'+'.join(f'{b:.2f}' for b in bulk)} Mbit/s: {rtt_summary(loaded)}"
+          f"\n  best-effort ping (class 0) then: {rtt_summary(best_effort)}"
+          f"\n  frames sent per class: "
+          + ", ".join(f"{t}: {v['sent_pkts']}" for t, v in c.items() if v["sent_pkts"]))
+    line_full(bulk)
+    if c[7]["sent_pkts"] != PINGS:
+        pytest.fail(f"the EF pings were not in class 7: {c}")
+    return idle, loaded
+
+
+def test_strict_class_latency_while_another_vf_saturates(congested):
+    """The median round trip of EF pings (strict class 7) from VF 0 stays
+    within 2x of the idle figure while VF 1's iperf3 fills the line."""
+    idle, loaded = strict_latency(congested, (1,))
+    assert statistics.median(loaded) <= 2 * statistics.median(idle), (idle, loaded)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="device finding (issue 17): a VF's TX ring stops as a whole when "
+                   "its bulk class's queue is full (pause per function, one ring per VF), so "
+                   "the EF ping waits until the bulk drains to half: median 64-79 ms against "
+                   "1.7-1.9 idle: docs/status.md")
+def test_strict_class_latency_with_bulk_of_the_same_vf(congested):
+    """The same with iperf3 from VF 0 itself and VF 1 filling the line."""
+    idle, loaded = strict_latency(congested, (0, 1))
+    assert statistics.median(loaded) <= 2 * statistics.median(idle), (idle, loaded)
+
+
+# The RDMA engine's frames carry 1440 bytes of payload in a 1514-byte
+# frame: TCP MSS 1460 (no timestamps), less MPA header 2, DDP/RDMAP tagged
+# header 14 and CRC 4 (adapter/src/tcp.c, mpa.c).
+RDMA_PER_FRAME = 1440 / 1514
+PERF_PORT = 18515
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="device finding (issue 17): the RDMA engine's frames over "
+                   "a VF's tx_max are dropped (hw_tx_drop_meter), not held back, and the "
+                   "engine's TCP gets 15-45% of the cap: docs/status.md")
+def test_rdma_write_held_by_tx_max(congested):
+    """ib_write_bw -R (rdma_cm) from h1 VF 0 to h2 VF 0 with VF 0's tx_max 4
+    Mbit/s while iperf3 from VF 1 fills the rest of the line: the RDMA flow
+    gets its cap (of frames) within 10%. The VF's drops by the device's
+    meter are printed."""
+    up, d = congested, congested.dl
+    lab = up.lab
+    up.sh(f"devlink port function rate set {d}/1 tx_max 4mbit")
+    log = "/tmp/ib_write_bw-cong.log"
+    ssh(lab, f"pkill -x ib_write_bw; rm -f {log}; ip netns exec vf0 setsid timeout 120 "
+             f"ib_write_bw -R -F -D 10 >{log} 2>&1 </dev/null &", host="h2", check=False)
+    end = time.time() + 30
+    while not re.search(rf"state LISTEN .* src-addr \S+:{PERF_PORT}\b",
+                        ssh(lab, "rdma res show cm_id", host="h2", check=False).stdout):
+        if time.time() > end:
+            pytest.fail("no listener: " + ssh(lab, f"cat {log}", host="h2", check=False).stdout)
+        time.sleep(0.3)
+    servers(lab, (1,))
+    c0 = up.counters()
+    ssh(lab, CLIENT.format(vf=1, dst=addr("h2", 1), t=16, x="") + " </dev/null 2>/dev/null &")
+    try:
+        r = ssh(lab, f"ip netns exec vf0 timeout 120 ib_write_bw -R -F -D 10 {addr('h2', 0)}",
+                check=False)
+    finally:
+        ssh(lab, "for i in $(seq 60); do pgrep -x iperf3 >/dev/null || exit 0; sleep 0.5; done; "
+                 "pkill -x iperf3", check=False)
+        ssh(lab, "pkill -x ib_write_bw", host="h2", check=False)
+    c = delta(c0, up.counters())["vf"][0]
+    m = re.search(r"^\s*65536\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", r.stdout, re.M)
+    if r.returncode or not m:
+        pytest.fail(r.stdout + r.stderr)
+    mbit = float(m.group(3)) * 2 ** 20 * 8 / 1e6      # perftest's MiB/s
+    bulk = received(lab, 1)
+    print(f"\nline rate {LINE_MBIT} Mbit/s, VF0 tx_max 4mbit: ib_write_bw -R VF0 {mbit:.2f} "
+          f"Mbit/s (cap as RDMA payload {4 * RDMA_PER_FRAME:.2f}), iperf3 VF1 {bulk:.2f}; "
+          f"VF0 frames sent {c['hw_tx_packets']}, dropped by the meter {c['hw_tx_drop_meter']}")
+    assert within(mbit, 4 * RDMA_PER_FRAME), mbit
