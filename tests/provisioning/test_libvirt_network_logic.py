@@ -1,8 +1,10 @@
 """Native tests of the vfwarp_libvirt_network module's pure logic
 (provisioning/ansible_collections/vfwarp/fleet/plugins/module_utils/libvirt_xml.py):
 the user's network XML against libvirt's definition, normalized. libvirt's side
-is what `virsh net-dumpxml --inactive` printed on a lab host (libvirt 11.3,
-Debian 13) for the networks the guest role defines: tests/provisioning/data/.
+is what `virsh net-dumpxml [--inactive]` printed on a lab host (libvirt 11.3,
+Debian 13) for the networks the guest role defines (tests/provisioning/data/
+net-mgmt.xml, net-pool-red*.xml); net-pool-pf-live.xml (a started <pf dev> pool)
+is written in that format by hand, not captured.
 """
 import sys
 from pathlib import Path
