@@ -10,23 +10,23 @@ cleanup() { labctl down >/dev/null 2>&1 || true; rm -rf "$state"; echo "demo: la
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-step "1/8 Booting two emulated hypervisor hosts (TCG; about a minute)"
+step "1/9 Booting two emulated hypervisor hosts (TCG; about a minute)"
 labctl up -n 2
 labctl status
 
-step "2/8 The adapter on each host's PCIe root port"
+step "2/9 The adapter on each host's PCIe root port"
 for h in h1 h2; do echo "[$h] $(labctl ssh $h "lspci -nn -d 1234:f0a0")"; done
 
-step "3/8 Loading the PF driver built against the guest kernel"
+step "3/9 Loading the PF driver built against the guest kernel"
 for h in h1 h2; do
   labctl ssh $h "insmod /mnt/vfwarp/modules/vfwarp_pf.ko && dmesg | grep 'vfwarp adapter' | tail -n1 | sed 's/^\[[^]]*\] /[$h] /'"
   labctl ssh $h "lspci -k -d 1234:f0a0 | sed -n 's/^\t*Kernel driver in use: /[$h] driver in use: /p'"
 done
 
-step "4/8 IOMMU groups (VFIO-ready hosts)"
+step "4/9 IOMMU groups (VFIO-ready hosts)"
 for h in h1 h2; do echo "[$h] $(labctl ssh $h 'ls /sys/kernel/iommu_groups | wc -l') IOMMU groups, $(labctl ssh $h 'nproc') vCPU, $(labctl ssh $h "free -m | awk '/Mem:/ {print \$2}'") MiB"; done
 
-step "5/8 SR-IOV: 4 VFs per host, a VF setting, VF-to-VF ping across the wire"
+step "5/9 SR-IOV: 4 VFs per host, a VF setting, VF-to-VF ping across the wire"
 for h in h1 h2; do
   n=${h#h}
   labctl ssh $h "set -e
@@ -46,7 +46,7 @@ for h in h1 h2; do
 done
 labctl ssh h1 "ip netns exec t0 ping -c 3 -i 0.3 -W 2 10.77.0.21 | sed 's/^/[h1]   /' | tail -n 3"
 
-step "6/8 iWARP verbs between the VFs: rping and ib_write_bw -R (kernel bypass through the adapter)"
+step "6/9 iWARP verbs between the VFs: rping and ib_write_bw -R (kernel bypass through the adapter)"
 # the server on h2's VF0, the client on h1's VF0; the bytes move by the
 # adapter's DMA between the processes' memory and the wire
 labctl ssh h2 "ip netns exec t0 setsid timeout 120 rping -s -a 10.77.0.21 -C 5 -v >/tmp/rping-s.log 2>&1 </dev/null &"
@@ -57,7 +57,7 @@ labctl ssh h2 "ip netns exec t0 setsid timeout 120 ib_write_bw -R -F -s 65536 -n
 sleep 2
 labctl ssh h1 "ip netns exec t0 timeout 120 ib_write_bw -R -F -s 65536 -n 200 10.77.0.21 | grep -E 'Device|Transport|#bytes|^ 65536' | sed 's/^/[h1]   /'"
 
-step "7/8 Tenant VMs (L2): one per host from the host's libvirt, a VF each by virsh attach-device"
+step "7/9 Tenant VMs (L2): one per host from the host's libvirt, a VF each by virsh attach-device"
 echo "(nested TCG: each tenant boot takes minutes; progress every 30 s)"
 labctl tenant up h1 t1 & p1=$!
 labctl tenant up h2 t2 & p2=$!
@@ -81,7 +81,36 @@ labctl tenant ssh t2 "setsid timeout 300 rping -s -a 10.88.0.2 -C 5 -v >/tmp/rpi
 sleep 3
 labctl tenant ssh t1 "timeout 300 rping -c -a 10.88.0.2 -C 5 -v -V | sed 's/^/[t1]   /'"
 
-step "8/8 What is not built yet"
+step "8/9 The same lab provisioned by Ansible: provisioning/site.yml from bare hosts"
+echo "(hosts reset to bare first; the playbook installs drivers, the PF manager, the policy,"
+echo " a tenant VM per host with a VF of tenant red's pool, then rping and ib_write_bw -R"
+echo " between them: minutes, each task shown as it starts, the guests' boot as retry lines)"
+for h in h1 h2; do labctl tenant down $h t${h#h} >/dev/null 2>&1 || true; done
+for h in h1 h2; do
+  labctl ssh $h "ip netns del t0 2>/dev/null; D=/sys/bus/pci/devices/\$(lspci -D -n -d 1234:f0a0 | awk 'NR==1{print \$1}')
+    echo 0 > \$D/sriov_numvfs; rmmod vfwarp_vf vfwarp_pf; echo \"[$h] bare: \$(lsmod | grep -c vfwarp) vfwarp modules\""
+done
+ansible_bin=$("$VFW_TOP/provisioning/install-ansible.sh" | tail -n1)
+t0=$SECONDS
+set +e
+(cd "$VFW_TOP/provisioning" && PATH="$ansible_bin:$PATH" VFWARP_LAB_STATE="$state" ANSIBLE_NOCOLOR=1 \
+   ansible-playbook site.yml) 2>&1 | tee "$state/site.log" | {
+  recap=
+  while IFS= read -r line; do
+    case $line in "PLAY RECAP"*) recap=1 ;; esac
+    if [ -n "$recap" ]; then echo "$line"; continue; fi
+    case $line in
+      "PLAY ["*|"TASK ["*) printf '  [%4ds] %s\n' $((SECONDS - t0)) "${line%% \**}" ;;
+      changed:*|fatal:*|"FAILED - RETRYING"*|*'"msg": "rping'*) echo "          $line" ;;
+    esac
+  done
+}
+rc=${PIPESTATUS[0]}
+set -e
+echo "site.yml: exit $rc after $((SECONDS - t0)) s (the recap above: changed counts from bare hosts)"
+[ "$rc" -eq 0 ] || { echo "demo: the playbook failed"; exit 1; }
+
+step "9/9 What is not built yet"
 missing=0
 have_vfs=$(labctl ssh h1 "cat /sys/bus/pci/devices/*/sriov_totalvfs 2>/dev/null | head -n1" || true)
 note() { echo "  - $*"; missing=$((missing + 1)); }
