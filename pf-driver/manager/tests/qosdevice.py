@@ -183,7 +183,7 @@ class QosDevice(Runner):
         raise AssertionError(f"unexpected command {a}")
 
     def _rates(self):
-        s, out = self.st, {}
+        s, out = self.st, {f"{DEV}/0": {"type": "leaf"}}          # the PF's own leaf
         for name, nd in s["nodes"].items():
             out[f"{DEV}/{name}"] = dict({"type": "node"}, **{k: v for k, v in nd.items() if v})
         for n, lf in s["leaves"].items():

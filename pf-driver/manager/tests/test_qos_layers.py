@@ -223,3 +223,18 @@ def test_live_readers_on_the_stand_in_shapes(dev):
     assert tree["leaves"][1] == {"tx_share": 0, "tx_max": 0, "tx_priority": 0, "tx_weight": 0,
                                  "parent": ""}
     assert live.read_dcb(dev, PF, ["ets", "maxrate", "app", "apptrust"])["apptrust"] == ["pcp"]
+
+
+def test_rate_layer_only_where_devlink_has_rate_objects(dev):
+    from vfwarp_manager import desired, policy
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "host.yaml").write_text("version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 2, "
+                                           "line_rate: 10gbit}\n")
+        want = desired.compile_policy(policy.load([d]))
+    assert layers.PfHost.for_desired(dev, want).rate              # the PF's leaf is there
+    real = dev._run
+    dev._run = lambda a: '{"rate": {}}' if a[:5] == ["devlink", "-j", "port", "function", "rate"] \
+        else real(a)
+    # a devlink instance without devlink rate: no rate layer (nothing to read or set)
+    assert not layers.PfHost.for_desired(dev, want).rate
