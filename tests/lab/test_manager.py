@@ -583,3 +583,51 @@ def test_deleted_tenant_loses_its_node_and_nothing_else_changes(qos_files):
     r = host.ctl("qdel", "rollback")
     assert r.returncode == 0, r.stdout
     assert qos(host) == before
+
+
+# Files E: the two VFs of h1 (each in its namespace, vf_env) as two tenants
+# behind an enforced 12 Mbit/s line rate (one VF-to-VF iperf3 flow reaches
+# 20-30 Mbit/s under TCG: two flows keep the uplink congested; docs/qos.md).
+E_HOST = "version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 2, line_rate: 12mbit, " \
+         "enforce_line_rate: true}\n"
+E_CAP = {"host.yaml": E_HOST,
+         "red.yaml": "version: 1\nkind: tenant\nname: red\nvfs: {indices: [0]}\nrate: {tx_max: 4mbit}\n",
+         "blue.yaml": "version: 1\nkind: tenant\nname: blue\nvfs: {indices: [1]}\n"
+                      "rate: {tx_share: 6mbit}\n"}
+E_SHARE = dict(E_CAP, **{
+    "red.yaml": "version: 1\nkind: tenant\nname: red\nvfs: {indices: [0]}\nrate: {tx_weight: 9}\n",
+    "blue.yaml": "version: 1\nkind: tenant\nname: blue\nvfs: {indices: [1]}\n"
+                 "rate: {tx_share: 6mbit, tx_weight: 1}\n"})
+WIRE = 1448 / 1538       # TCP payload per wire byte (Ethernet, IP, TCP headers, gap)
+
+
+def test_congested_uplink_holds_a_tenant_at_its_cap_and_gives_the_other_its_guarantee(host, lab2):
+    """red (VF 0) and blue (VF 1) of h1 send to h2 at once through a 12 Mbit/s
+    line rate, under policies vfwarpctl applied: red capped at 4 Mbit/s gets
+    its cap and blue the rest; then red with 9 times blue's weight and blue
+    with a 6 Mbit/s guarantee: blue still gets its guarantee (by weight
+    alone it would get a tenth)."""
+    from test_devlink_rate import two_flows
+    from vf_env import unload_all, vfs_up
+    unload_all(lab2, ("h1",))                 # the module fixture's PF, without VFs in namespaces
+    try:
+        with vfs_up(lab2):
+            try:
+                got = {}
+                for name, files in (("cap", E_CAP), ("share", E_SHARE)):
+                    host.write_files(f"/root/pol-e-{name}", files)
+                    r = host.ctl("qtraffic", f"apply /root/pol-e-{name}")
+                    assert r.returncode == 0, r.stdout + r.stderr
+                    got[name] = two_flows(lab2)
+                    print(f"\n{name}: red {got[name][0]:.2f}, blue {got[name][1]:.2f} Mbit/s")
+            finally:
+                host.sh(QOS_RESET, check=False)
+    finally:
+        host.sh(f"[ -d /sys/module/vfwarp_pf ] || insmod {MOD}")
+    line = 12 * WIRE
+    red, blue = got["cap"]
+    assert 4 * WIRE * 0.9 <= red <= 4 * 1.05, got      # held at its cap
+    assert blue >= 6 * WIRE * 0.9 and red + blue >= line * 0.9, got
+    red, blue = got["share"]
+    assert blue >= 6 * WIRE * 0.9, got                  # its guarantee, against weights 9:1
+    assert red + blue >= line * 0.9, got
