@@ -10,6 +10,7 @@ own state dir (VFWARP_STATE_DIR; the audit log is inside it) and starts
 from files A applied, so they run in any order.
 """
 import base64
+import re
 import io
 import json
 import sys
@@ -20,6 +21,8 @@ import pytest
 import yaml
 
 from vfwarp_lab.paths import guest_share_dir
+
+from qos_env import MBIT, RESET
 
 HOST = "h1"
 PF_ID = "1234:f0a0"
@@ -123,12 +126,19 @@ class Host:
         return [json.loads(ln) for ln in out.splitlines()]
 
 
+# The device keeps its line rate and DCB state across driver loads: every
+# QoS test puts them back to the device's defaults (qos_env.RESET), so the
+# other tests (here and in later modules) never run behind a line rate.
+QOS_RESET = RESET % {"bdf": "$(lspci -D -n -d %s | awk 'NR==1{print $1}')" % PF_ID}
+
+
 @pytest.fixture(scope="module")
 def host(lab2):
     assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
     h = Host(lab2)
     h.sh(f"insmod {MOD}")
     try:
+        h.sh(QOS_RESET)
         assert h.sh(f"ls /sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')/net"
                     ).stdout.split() == [PF]
         h.install()
@@ -137,6 +147,7 @@ def host(lab2):
         yield h
     finally:
         h.sh(f"""rm -rf /run/vfwarp-lab; systemctl stop 'vfwarp-confirm-*' 2>/dev/null
+[ -d /sys/module/vfwarp_pf ] && {{ {QOS_RESET} }}
 D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
 [ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
 rmmod vfwarp_pf; true""", check=False)
@@ -345,3 +356,278 @@ def test_invalid_corpus_refused_and_host_unchanged(host):
     assert host.link_json() == before and host.numvfs() == numvfs
     recs = host.audit("corpus")
     assert sum(x["result"] == "invalid" for x in recs) == len(cases)
+
+
+# ---- the devlink rate and DCB layers --------------------------------------
+# Files C: 4 VFs behind an enforced 100 Mbit/s line rate, DCB classes with a
+# maxrate, a DSCP table trusted; tenant red (VFs 0-1) and blue (VFs 2-3),
+# each with a rate node (vfw-red, vfw-blue) holding its VFs.
+C = {
+    "host.yaml": "version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 4, line_rate: 100mbit, "
+                 "enforce_line_rate: true}\n"
+                 "traffic_classes:\n"
+                 "  - {tc: 0, name: best-effort, tsa: ets, bandwidth: 60}\n"
+                 "  - {tc: 1, name: bulk, tsa: ets, bandwidth: 30, maxrate: 80mbit}\n"
+                 "  - {tc: 2, name: rdma, tsa: ets, bandwidth: 10}\n"
+                 "  - {tc: 7, name: control, tsa: strict}\n"
+                 "prio_tc: [0, 1, 2, 0, 0, 0, 0, 7]\n"
+                 "dscp_prio: [{dscp: 10, priority: 1}, {dscp: 18, priority: 2}, "
+                 "{dscp: 46, priority: 7}]\n"
+                 "apptrust: dscp\n",
+    "red.yaml": "version: 1\nkind: tenant\nname: red\nvfs: {range: 0-1}\n"
+                "vf_rate: {tx_max: 30mbit, tx_share: 5mbit, tx_weight: 2}\n"
+                "rate: {tx_share: 20mbit, tx_max: 60mbit, tx_weight: 3}\n",
+    "blue.yaml": "version: 1\nkind: tenant\nname: blue\nvfs: {range: 2-3}\n"
+                 "vf_rate: {tx_max: 40mbit, tx_share: 10mbit}\nvf: [{index: 3, tx_priority: 1}]\n"
+                 "rate: {tx_share: 30mbit, tx_weight: 1}\n",
+}
+# What the tools must print for files C (devlink prints bytes/s and leaves
+# zeros out; ports 1 + n are VF n; dcb prints kbit/s for maxrate).
+EXPECT_C = {
+    "line_kbps": 100000,
+    "nodes": {"vfw-red": {"tx_share": 20 * MBIT, "tx_max": 60 * MBIT, "tx_weight": 3},
+              "vfw-blue": {"tx_share": 30 * MBIT, "tx_weight": 1}},
+    "leaves": {0: {"tx_share": 5 * MBIT, "tx_max": 30 * MBIT, "tx_weight": 2, "parent": "vfw-red"},
+               1: {"tx_share": 5 * MBIT, "tx_max": 30 * MBIT, "tx_weight": 2, "parent": "vfw-red"},
+               2: {"tx_share": 10 * MBIT, "tx_max": 40 * MBIT, "parent": "vfw-blue"},
+               3: {"tx_share": 10 * MBIT, "tx_max": 40 * MBIT, "tx_priority": 1,
+                   "parent": "vfw-blue"}},
+    "vf_rates": {0: (5, 30), 1: (5, 30), 2: (10, 40), 3: (10, 40)},
+    "ets": {"tc_tsa": ["ets"] * 7 + ["strict"], "tc_bw": [60, 30, 10, 0, 0, 0, 0, 0],
+            "prio_tc": [0, 1, 2, 0, 0, 0, 0, 7]},
+    "maxrate": [0, 80000, 0, 0, 0, 0, 0, 0],
+    "dscp": {10: 1, 18: 2, 46: 7},
+    "apptrust": ["dscp"],
+}
+
+QOS_SHOW = r"""
+B=$(lspci -D -n -d %(id)s | awk 'NR==1{print $1}')
+echo "@@rates"; devlink -j port function rate show
+echo "@@ports"; devlink -j port show pci/$B
+echo "@@line"; devlink -j dev param show pci/$B name line_rate_kbps
+echo "@@vfs"; ip -j link show %(pf)s
+for o in ets maxrate app apptrust; do echo "@@dcb_$o"; dcb -j $o show dev %(pf)s; done
+"""
+
+
+def qos(host):
+    """The QoS state of h1 as devlink, ip link and dcb print it (this test's
+    own reading): every node and VF leaf, the line rate, each VF's ip link
+    rates and the DCB configuration."""
+    out = host.sh(QOS_SHOW % {"id": PF_ID, "pf": PF}).stdout
+    parts = dict(re.findall(r"^@@(\w+)\n(.*?)(?=^@@|\Z)", out, re.M | re.S))
+    (dev,) = json.loads(parts["line"])["param"]
+    ports = {k.rsplit("/", 1)[1]: v.get("vfnum") for k, v in json.loads(parts["ports"])["port"].items()
+             if v["flavour"] == "pcivf"}
+    nodes, leaves = {}, {}
+    for k, v in json.loads(parts["rates"])["rate"].items():
+        v = {a: b for a, b in v.items() if a != "type"}
+        name = k.rsplit("/", 1)[1]
+        if k.rsplit("/", 1)[0] != dev:
+            continue
+        if name in ports:
+            leaves[ports[name]] = v
+        elif name != "0":                 # the PF's own leaf
+            nodes[name] = v
+    dcb = {o: json.loads(parts["dcb_" + o]) for o in ("ets", "maxrate", "app", "apptrust")}
+    (link,) = json.loads(parts["vfs"])
+    return {
+        "line_kbps": json.loads(parts["line"])["param"][dev][0]["values"][0]["value"],
+        "nodes": nodes, "leaves": leaves,
+        "vf_rates": {v["vf"]: (v["rate"]["min_tx"], v["rate"]["max_tx"])
+                     for v in link.get("vfinfo_list", [])},
+        "ets": {k: dcb["ets"][k] for k in ("tc_tsa", "tc_bw", "prio_tc")},
+        "maxrate": dcb["maxrate"]["tc_maxrate"],
+        "dscp": {e[0]: e[1] for e in dcb["app"].get("dscp_prio", [])},
+        "apptrust": dcb["apptrust"]["order"],
+    }
+
+
+@pytest.fixture
+def qos_files(host):
+    """Files C and variants on h1; the device's QoS back at its defaults
+    afterwards (owned nodes go with the next apply of files A)."""
+    host.write_files("/root/pol-c", C)
+    host.sh(f"devlink port function rate add pci/$(lspci -D -n -d {PF_ID} | "
+            "awk 'NR==1{print $1}')/other tx_share 1mbit")
+    try:
+        yield host
+    finally:
+        host.sh(QOS_RESET + f"\ndevlink port function rate del pci/$(lspci -D -n -d {PF_ID} | "
+                "awk 'NR==1{print $1}')/other", check=False)
+
+
+def foreign(st):
+    """The node this test made by hand: vfwarpctl must never touch it."""
+    assert st["nodes"]["other"] == {"tx_share": 1 * MBIT}, st["nodes"]
+    return {k: v for k, v in st["nodes"].items() if k != "other"}
+
+
+def start_at_c(host, state):
+    r = host.ctl(state, "apply /root/pol-c")
+    assert r.returncode == 0, r.stdout + r.stderr
+    st = qos(host)
+    assert foreign(st) == EXPECT_C["nodes"]
+    assert st == dict(EXPECT_C, nodes=st["nodes"]), st
+    return st
+
+
+def test_rate_and_dcb_applied_read_back_equals_files(qos_files):
+    host = qos_files
+    start_at_a(host, "qos")
+    r = host.ctl("qos", "plan /root/pol-c")
+    assert r.returncode == 4, r.stdout
+    for line in ("+ rate-node vfw-red tx_share: (none) -> 2500000  [hitless]",
+                 "line_rate_kbps: 0 -> 100000  [hitless]",
+                 "dcb enp1s0 apptrust: ['pcp'] -> ['dscp']"):
+        assert line in r.stdout, r.stdout
+    start_at_c(host, "qos")
+    r = host.ctl("qos", "apply /root/pol-c")
+    assert r.returncode == 0 and "no changes: the host already matches (sriov, vfs, rate, line, dcb)" \
+        in r.stdout, r.stdout
+    assert host.ctl("qos", "drift /root/pol-c").returncode == 0
+    # Back to files A: the owned nodes go, the VFs' leaves to the root; the
+    # line rate and DCB are not A's (its host file does not own them): kept.
+    host.sh(f"devlink dev param set pci/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}') "
+            "name line_rate_kbps value 0 cmode runtime")   # A's 1gbit guarantees fit again
+    r = host.ctl("qos", "apply /root/pol-a")
+    assert r.returncode == 0, r.stdout
+    st = qos(host)
+    assert foreign(st) == {} and all("parent" not in v for v in st["leaves"].values()), st
+    assert st["ets"] == EXPECT_C["ets"] and st["dscp"] == EXPECT_C["dscp"]
+
+
+def test_rate_hand_changes_reported_by_drift_and_restored(qos_files):
+    host = qos_files
+    start_at_c(host, "qdrift")
+    host.sh(f"B=pci/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}'); "
+            "devlink port function rate set $B/2 tx_max 10mbit; "
+            "devlink port function rate set $B/vfw-blue tx_weight 5; "
+            f"dcb app add dev {PF} dscp-prio 20:3")
+    r = host.ctl("qdrift", "drift /root/pol-c")
+    assert r.returncode == 4, r.stdout
+    # VF 1's leaf is port 2: its tx_max is its ip link max_tx_rate (one model)
+    for line in (f"drift: ~ vf {PF} vf 1 max_tx_rate: 10 -> 30  [hitless]",
+                 "drift: ~ rate-node vfw-blue tx_weight: 5 -> 1  [hitless]",
+                 f"drift: - dcb {PF} dscp 20: 3 -> (none)  [hitless]"):
+        assert line in r.stdout, r.stdout
+    assert len([ln for ln in r.stdout.splitlines() if ln.startswith("drift:")]) == 3, r.stdout
+    r = host.ctl("qdrift", "apply /root/pol-c")
+    assert r.returncode == 0 and "3 steps" in r.stdout, r.stdout
+    st = qos(host)
+    assert foreign(st) == EXPECT_C["nodes"] and st == dict(EXPECT_C, nodes=st["nodes"]), st
+    assert host.ctl("qdrift", "drift /root/pol-c").returncode == 0
+
+
+# Files D from C: every layer changes (VF count kept, a VLAN, the line rate,
+# red's node and VFs' rates, a new tenant node, ETS, the DSCP table), and
+# blue's node gets a weight vfwarp_pf refuses (1..1000) where devlink's is
+# a u32: the validator lets it through, the driver says no.
+D = {
+    "host.yaml": C["host.yaml"].replace("100mbit", "120mbit").replace("bandwidth: 60", "bandwidth: 50")
+                                .replace("bandwidth: 30, maxrate: 80mbit", "bandwidth: 40, maxrate: 90mbit")
+                                .replace("{dscp: 46, priority: 7}", "{dscp: 26, priority: 2}"),
+    "red.yaml": C["red.yaml"].replace("range: 0-1", "indices: [0]").replace("tx_share: 20mbit", "tx_share: 12mbit")
+                + "vlan: 300\n",
+    "blue.yaml": C["blue.yaml"].replace("tx_weight: 1}", "tx_weight: 1001}"),
+    "green.yaml": "version: 1\nkind: tenant\nname: green\nvfs: {indices: [1]}\nrate: {tx_max: 10mbit}\n",
+}
+
+
+def test_rate_failure_rolls_every_layer_back(qos_files):
+    host = qos_files
+    d = D
+    host.write_files("/root/pol-d", d)
+    before = start_at_c(host, "qfail")
+    link = host.link_json()
+    r = host.ctl("qfail", "apply --json /root/pol-d")
+    doc = json.loads(r.stdout)
+    assert (r.returncode, doc["result"]) == (5, "restored"), r.stdout
+    assert "tx_weight 1001" in doc["rollback_reason"], doc["rollback_reason"]
+    assert doc["problems"] == [], doc["problems"]               # the undo alone restored it
+    layers_run = {s["layer"] for s in doc["steps"][:doc["ran"]]}
+    assert {"vfs", "rate"} <= layers_run, doc["steps"]
+    assert qos(host) == before and host.link_json() == link
+    assert host.ctl("qfail", "drift /root/pol-c").returncode == 0
+    # Each step failing after it ran, and the read-back failing after all
+    # of them (files D with a weight the driver takes): undone to C each time.
+    host.write_files("/root/pol-d", dict(d, **{"blue.yaml": C["blue.yaml"]}))
+    r = host.ctl("qfail", "apply --json /root/pol-d", env="VFWARP_FAIL_AT=verify")
+    doc = json.loads(r.stdout)
+    assert (r.returncode, doc["result"], doc["problems"]) == (5, "restored", []), r.stdout
+    assert qos(host) == before and host.link_json() == link
+    steps = doc["steps"]
+    assert {s["layer"] for s in steps} == {"vfs", "rate", "dcb"}, steps
+    for k in range(1, len(steps) + 1):
+        r = host.ctl("qfail", "apply --json /root/pol-d", env=f"VFWARP_FAIL_AT={k}:after")
+        doc = json.loads(r.stdout)
+        assert (r.returncode, doc["result"], doc["problems"]) == (5, "restored", []), (k, r.stdout)
+        assert qos(host) == before and host.link_json() == link, k
+    r = host.ctl("qfail", "apply /root/pol-d")
+    assert r.returncode == 0, r.stdout
+
+
+def test_deleted_tenant_loses_its_node_and_nothing_else_changes(qos_files):
+    host = qos_files
+    before = start_at_c(host, "qdel")
+    host.write_files("/root/pol-c-nb", {k: v for k, v in C.items() if k != "blue.yaml"})
+    r = host.ctl("qdel", "apply /root/pol-c-nb")
+    assert r.returncode == 0, r.stdout
+    st = qos(host)
+    assert foreign(st) == {"vfw-red": EXPECT_C["nodes"]["vfw-red"]}
+    assert st["leaves"][2] == {} and st["leaves"][3] == {}        # back to the defaults
+    assert st["vf_rates"][2] == st["vf_rates"][3] == (0, 0)
+    keep = ("line_kbps", "ets", "maxrate", "dscp", "apptrust")
+    assert {k: st[k] for k in keep} == {k: before[k] for k in keep}
+    assert {n: st["leaves"][n] for n in (0, 1)} == {n: before["leaves"][n] for n in (0, 1)}
+    r = host.ctl("qdel", "rollback")
+    assert r.returncode == 0, r.stdout
+    assert qos(host) == before
+
+
+# Files E: the two VFs of h1 (each in its namespace, vf_env) as two tenants
+# behind an enforced 12 Mbit/s line rate (one VF-to-VF iperf3 flow reaches
+# 20-30 Mbit/s under TCG: two flows keep the uplink congested; docs/qos.md).
+E_HOST = "version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 2, line_rate: 12mbit, " \
+         "enforce_line_rate: true}\n"
+E_CAP = {"host.yaml": E_HOST,
+         "red.yaml": "version: 1\nkind: tenant\nname: red\nvfs: {indices: [0]}\nrate: {tx_max: 4mbit}\n",
+         "blue.yaml": "version: 1\nkind: tenant\nname: blue\nvfs: {indices: [1]}\n"
+                      "rate: {tx_share: 6mbit}\n"}
+E_SHARE = dict(E_CAP, **{
+    "red.yaml": "version: 1\nkind: tenant\nname: red\nvfs: {indices: [0]}\nrate: {tx_weight: 9}\n",
+    "blue.yaml": "version: 1\nkind: tenant\nname: blue\nvfs: {indices: [1]}\n"
+                 "rate: {tx_share: 6mbit, tx_weight: 1}\n"})
+WIRE = 1448 / 1538       # TCP payload per wire byte (Ethernet, IP, TCP headers, gap)
+
+
+def test_congested_uplink_holds_a_tenant_at_its_cap_and_gives_the_other_its_guarantee(host, lab2):
+    """red (VF 0) and blue (VF 1) of h1 send to h2 at once through a 12 Mbit/s
+    line rate, under policies vfwarpctl applied: red capped at 4 Mbit/s gets
+    its cap and blue the rest; then red with 9 times blue's weight and blue
+    with a 6 Mbit/s guarantee: blue still gets its guarantee (by weight
+    alone it would get a tenth)."""
+    from test_devlink_rate import two_flows
+    from vf_env import unload_all, vfs_up
+    unload_all(lab2, ("h1",))                 # the module fixture's PF, without VFs in namespaces
+    try:
+        with vfs_up(lab2):
+            try:
+                got = {}
+                for name, files in (("cap", E_CAP), ("share", E_SHARE)):
+                    host.write_files(f"/root/pol-e-{name}", files)
+                    r = host.ctl("qtraffic", f"apply /root/pol-e-{name}")
+                    assert r.returncode == 0, r.stdout + r.stderr
+                    got[name] = two_flows(lab2)
+                    print(f"\n{name}: red {got[name][0]:.2f}, blue {got[name][1]:.2f} Mbit/s")
+            finally:
+                host.sh(QOS_RESET, check=False)
+    finally:
+        host.sh(f"[ -d /sys/module/vfwarp_pf ] || insmod {MOD}")
+    line = 12 * WIRE
+    red, blue = got["cap"]
+    assert 4 * WIRE * 0.9 <= red <= 4 * 1.05, got      # held at its cap
+    assert blue >= 6 * WIRE * 0.9 and red + blue >= line * 0.9, got
+    red, blue = got["share"]
+    assert blue >= 6 * WIRE * 0.9, got                  # its guarantee, against weights 9:1
+    assert red + blue >= line * 0.9, got

@@ -9,7 +9,7 @@ import pytest
 
 from test_plan import PF, answers
 from vfwarp_manager import audit, cli
-from vfwarp_manager.cli_txn import E_CHANGES, E_INVALID, E_OK, E_UNAPPLIED
+from vfwarp_manager.cli_txn import E_CHANGES, E_INVALID, E_LIVE, E_OK, E_UNAPPLIED
 
 HOST = "version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 4, line_rate: 10gbit}\n"
 # These match the captured sample exactly.
@@ -54,23 +54,35 @@ def test_unchanged_host_reports_so_and_runs_nothing(tmp_path):
 
 def test_files_needing_unapplied_layers_are_refused_untouched(tmp_path):
     host = HOST.replace("line_rate", "eswitch_mode: switchdev, line_rate")
-    t = T + "rate: {tx_max: 4gbit}\nacl: [{action: deny, protocol: tcp, dst_port: 22}]\n"
+    t = T + "acl: [{action: deny, protocol: tcp, dst_port: 22}]\n"
     r = answers(devlink=False)
     rc, out = ctl(tmp_path, "apply", files(tmp_path, host=host, t=t), runner=r)
     assert rc == E_UNAPPLIED, out
     d = tmp_path / "pol"
     assert f"{d}/host.yaml:3:49: not applied: eswitch: devlink eswitch mode" in out
-    assert f"{d}/t.yaml:10:7: not applied: rate:" in out
-    assert f"{d}/t.yaml:11:6: not applied: flower:" in out
+    assert f"{d}/t.yaml:10:6: not applied: flower:" in out
     assert "refused: nothing changed" in out
     assert changes_made(r) == [] and not (tmp_path / "state" / "journal.json").exists()
     rec = audit.tail(str(tmp_path / "state" / "audit.jsonl"))[0]
-    assert rec["result"] == "refused" and set(rec["not_applied"]) == {"eswitch", "rate", "flower"}
+    assert rec["result"] == "refused" and set(rec["not_applied"]) == {"eswitch", "flower"}
     # skipping them applies the rest (here: nothing differs)
-    rc, out = ctl(tmp_path, "apply", "--skip", "eswitch,rate", "--skip", "flower",
+    rc, out = ctl(tmp_path, "apply", "--skip", "eswitch", "--skip", "flower",
                   files(tmp_path, host=host, t=t))
-    assert rc == E_OK and "not applied: rate" in out and "no changes" in out, out
+    assert rc == E_OK and "not applied: flower" in out and "no changes" in out, out
     assert ctl(tmp_path, "apply", "--skip-unapplied", files(tmp_path, host=host, t=t))[0] == E_OK
+    # rate and dcb are layers of their own now: not skippable
+    with pytest.raises(SystemExit):
+        cli.main(["apply", "--skip", "rate", "x.yaml"])
+
+
+def test_rate_asked_of_a_pf_without_devlink_is_a_live_error(tmp_path):
+    """A tenant rate node on a PF whose devlink cannot be read: exit 3, the
+    reason printed, nothing changed (no journal, no command run)."""
+    r = answers(devlink=False)
+    rc, out = ctl(tmp_path, "apply", files(tmp_path, t=T + "rate: {tx_max: 4gbit}\n"), runner=r)
+    assert rc == E_LIVE, out
+    assert "cannot read the live state" in out and "Failed to connect to devlink" in out, out
+    assert changes_made(r) == [] and not (tmp_path / "state" / "journal.json").exists()
 
 
 def test_invalid_files_change_nothing_and_are_audited(tmp_path):

@@ -25,10 +25,15 @@ def test_rate_tree_in_bytes_per_second():
     d = compiled()
     assert d["rate_nodes"] == {
         "vfw-blue": {"tx_share": 250000000, "tx_max": 500000000, "tx_priority": 0, "tx_weight": 10,
-                     "owner": "tenant/blue"},
+                     "parent": "", "owner": "tenant/blue"},
         "vfw-red": {"tx_share": 125000000, "tx_max": 750000000, "tx_priority": 0, "tx_weight": 0,
-                    "owner": "tenant/red"}}
-    assert d["rate_leaves"][6] == {"parent": "vfw-red", "owner": "tenant/red"}
+                    "parent": "", "owner": "tenant/red"}}
+    assert d["rate_nodes"]["vfw-blue"]["parent"] == ""             # at the root
+    assert d["rate_leaves"][6] == {"parent": "vfw-red", "tx_weight": 0, "tx_priority": 0,
+                                   "owner": "tenant/red"}
+    # VFs of no tenant: leaves at the defaults (the manager owns every VF)
+    assert d["rate_leaves"][15] == dict(desired.LEAF_DEFAULTS, owner="pool")
+    assert d["line"] is None                    # line_rate only bounds the checks here
 
 
 def test_flower_rules_carry_owned_cookies():
@@ -44,8 +49,12 @@ def test_flower_rules_carry_owned_cookies():
 
 def test_dcb_networks_quotas():
     d = compiled()
-    assert d["dcb"]["tc_tsa"] == {0: "ets", 1: "ets", 2: "ets", 7: "strict"}
+    # classes the file does not list: ETS at 0% with no maxrate (nothing maps to them)
+    assert d["dcb"]["tc_tsa"] == ["ets", "ets", "ets", "ets", "ets", "ets", "ets", "strict"]
+    assert d["dcb"]["tc_bw"][3:7] == [0, 0, 0, 0] and sum(d["dcb"]["tc_bw"]) == 100
+    assert d["dcb"]["maxrate"] == [0] * 8
     assert d["dcb"]["prio_tc"][3] == 2 and d["dcb"]["dscp_prio"] == {26: 3, 34: 4, 48: 7}
+    assert d["dcb"]["apptrust"] is None                     # not in the file: not ours
     assert d["networks"]["vfwarp-blue"] == {"forward": "hostdev", "vfs": [0, 1, 2, 3], "vlan": 100,
                                             "owner": "tenant/blue"}
     assert d["quotas"][0] == {"qps": 256, "cqs": 256, "mrs": 1024}

@@ -42,12 +42,14 @@ def test_devlink_rates_by_vf_number():
     dev = "pci/0000:01:00.0"
     ports = live.parse_devlink_vf_ports(sample("devlink-port-switchdev.json"), dev)
     assert ports == {"1": 0, "2": 1, "3": 2, "4": 3}        # the physical port is not a VF
-    r = live.parse_devlink_rates(sample("devlink-rate-switchdev.json"), dev, ports)
+    r = live.parse_rate_tree(sample("devlink-rate-switchdev.json"), dev, ports)
     assert set(r["nodes"]) == {"vfw-blue", "vfw-gone", "other"}
-    assert r["nodes"]["vfw-blue"]["tx_share"] == 250000000
-    assert r["leaves"][1] == {"tx_share": None, "tx_max": 125000000, "tx_priority": None,
-                              "tx_weight": None, "parent": "vfw-blue"}
-    assert r["leaves"][2]["parent"] is None
+    assert r["nodes"]["vfw-blue"] == {"tx_share": 250000000, "tx_max": 500000000, "tx_priority": 0,
+                                      "tx_weight": 10, "parent": ""}
+    # what devlink leaves out (zeros, the root) is spelled out
+    assert r["leaves"][1] == {"tx_share": 0, "tx_max": 125000000, "tx_priority": 0,
+                              "tx_weight": 0, "parent": "vfw-blue"}
+    assert r["leaves"][2]["parent"] == "" and r["leaves"][3]["parent"] == "other"
     assert live.parse_devlink_eswitch(sample("devlink-eswitch-switchdev.json")) == "switchdev"
 
 

@@ -18,7 +18,8 @@ def answers(numvfs=4, total=16, ip_sample="ip-link-pf-4vfs.json", devlink=True):
         return Result(tuple(argv), rc, (DATA / name).read_text() if name else "",
                       "" if rc == 0 else "Failed to connect to devlink Netlink\n")
     dl = [("devlink", "-j", "dev", "eswitch", "show", "pci/0000:01:00.0"),
-          ("devlink", "-j", "port", "show"), ("devlink", "-j", "port", "function", "rate", "show")]
+          ("devlink", "-j", "port", "show", "pci/0000:01:00.0"),
+          ("devlink", "-j", "port", "function", "rate", "show")]
     names = ["devlink-eswitch-switchdev.json", "devlink-port-switchdev.json",
              "devlink-rate-switchdev.json"]
     a = {("ip", "-j", "-d", "link", "show", "dev", PF):
@@ -62,8 +63,10 @@ def test_plan_lists_each_difference_with_its_disruption(tmp_path):
         # the node: 2gbit = 250000000 B/s (as live), 4gbit = 500000000 B/s (as live)
         # an owned node no file asks for goes; "other" is not ours and stays
         ("rate-node", "vfw-gone", "node"): ("vfw-gone", None, "hitless"),
-        # leaves: VFs 0 and 1 are already under vfw-blue; VF 3's parent "other"
-        # is not ours, so it stays although VF 3 belongs to no tenant
+        # leaves: VFs 0 and 1 are already under vfw-blue; VF 3 belongs to no
+        # tenant, so like its ip link settings its leaf goes back to the
+        # defaults: out of the node "other" (which is not ours and stays)
+        ("rate-leaf", "vf 3", "parent"): ("other", None, "hitless"),
     }
 
 
@@ -79,6 +82,7 @@ def test_rate_tree_follows_a_renamed_tenant(tmp_path):
         ("rate-node", "vfw-gone", "node"): ("vfw-gone", None),
         ("rate-leaf", "vf 0", "parent"): ("vfw-blue", "vfw-green"),
         ("rate-leaf", "vf 1", "parent"): ("vfw-blue", "vfw-green"),
+        ("rate-leaf", "vf 3", "parent"): ("other", None),
     }
 
 
@@ -104,7 +108,7 @@ def test_cli_plan_json_and_exit_codes(tmp_path):
     out = io.StringIO()
     assert cli.main(["plan", "--json", *files], runner=answers(), out=out) == cli.EXIT_CHANGES
     doc = json.loads(out.getvalue())
-    assert doc["worst"] == "vf-reset" and len(doc["changes"]) == 5
+    assert doc["worst"] == "vf-reset" and len(doc["changes"]) == 6
     assert {"layer", "object", "property", "live", "desired", "disruption", "action"} <= set(doc["changes"][0])
     out = io.StringIO()
     assert cli.main(["plan", *files], runner=answers(devlink=False), out=out) == cli.EXIT_CHANGES

@@ -196,7 +196,7 @@ def cmd_apply(args, runner, rep, prog):
             rep.say(f"refused: the previous apply waits for confirmation until "
                     f"{_when(doc['deadline'])}: `vfwarpctl commit` or `vfwarpctl rollback` first")
             return rep.done(E_BUSY)
-        model = layers.PfHost(p.pf)
+        model = layers.PfHost.for_desired(runner, want)
         out = transaction.run(s.sd, model, runner, model.target(want), "apply", phash,
                               transaction.Injection.from_env())
         rep.doc.update(out.as_json())
@@ -226,7 +226,8 @@ def cmd_apply(args, runner, rep, prog):
 
 def _say_outcome(rep, out, what):
     if out.result == "unchanged":
-        rep.say("no changes: the host already matches (sriov, vfs); nothing was done")
+        rep.say(f"no changes: the host already matches ({', '.join(out.snapshot)}); "
+                "nothing was done")
         return
     if out.result == "applied":
         rep.say(f"{what}: {len(out.steps)} steps")

@@ -7,9 +7,13 @@ an apply knows what it may change or remove and never touches the rest:
   eswitch      devlink eswitch mode            the host file names the PF
   vfs          ip link set PF vf N ...         every VF of that PF (free VFs go back to defaults)
   rate_nodes   devlink rate node vfw-TENANT    its name starts with NODE_PREFIX
-  rate_leaves  devlink rate leaf parent        the VF belongs to a tenant with a rate node
+  rate_leaves  devlink rate leaf parent,       every VF of the PF (as for `ip link`: a VF no
+               tx_weight, tx_priority          tenant has is at the root, weight and priority 0);
+                                               its tx_share/tx_max are the VF's ip link rates
+  line         devlink param line_rate_kbps    the host file says enforce_line_rate: true
   flower       tc flower on the VF representor an action cookie starts with COOKIE_MAGIC
-  dcb          dcb ets / app on the PF         the host file has traffic_classes/dscp_prio
+  dcb          dcb ets, maxrate, app dscp-prio, the host file has traffic_classes (ets,
+               apptrust on the PF              maxrate), dscp_prio (the DSCP table), apptrust
   networks     libvirt network vfwarp-TENANT   its name starts with NETWORK_PREFIX and its
                                                metadata carries NETWORK_META_NS
   quotas       RDMA quotas per VF              pending: the device's quota command
@@ -27,6 +31,10 @@ FLOWER_PREF_BASE = 1000          # rule k of a tenant is pref FLOWER_PREF_BASE +
 
 # What a VF looks like when nobody configured it (the PF driver's defaults, as
 # `ip -d link show` prints them on a fresh VF; tests/lab/test_vf_config.py).
+# A VF's devlink rate leaf when nobody configured it: at the root, weight and
+# priority unset (devlink prints neither; its 0 weight means 1).
+LEAF_DEFAULTS = {"parent": "", "tx_weight": 0, "tx_priority": 0}
+
 VF_DEFAULTS = {"mac": "00:00:00:00:00:00", "vlan": 0, "qos": 0, "spoofchk": True,
                "trust": False, "link_state": "auto", "max_tx_rate": 0, "min_tx_rate": 0}
 
@@ -48,6 +56,8 @@ def compile_policy(p):
         "vfs": {},
         "rate_nodes": {},
         "rate_leaves": {},
+        "line": {"kbps": h["adapter"]["line_rate"] // 1000} if h["adapter"]["enforce_line_rate"]
+        else None,
         "flower": [],
         "dcb": _dcb(h),
         "networks": {},
@@ -55,6 +65,7 @@ def compile_policy(p):
     }
     for n in range(h["adapter"]["num_vfs"]):
         out["vfs"][n] = dict(VF_DEFAULTS, owner="pool")
+        out["rate_leaves"][n] = dict(LEAF_DEFAULTS, owner="pool")
     for t in p.tenants:
         d = t.data
         owner = f"tenant/{t.name}"
@@ -68,14 +79,16 @@ def compile_policy(p):
                       link_state=s["link_state"],
                       max_tx_rate=(s["tx_max"] or 0) // 10**6, min_tx_rate=(s["tx_share"] or 0) // 10**6)
             out["vfs"][n] = vf
+            out["rate_leaves"][n] = {"parent": NODE_PREFIX + t.name if d["rate"] else "",
+                                     "tx_weight": s["tx_weight"] or 0,
+                                     "tx_priority": s["tx_priority"] or 0, "owner": owner}
         if d["rate"]:
             node = NODE_PREFIX + t.name
             r = d["rate"]
             out["rate_nodes"][node] = {
                 "tx_share": (r["tx_share"] or 0) // 8, "tx_max": (r["tx_max"] or 0) // 8,
-                "tx_priority": r["tx_priority"] or 0, "tx_weight": r["tx_weight"] or 0, "owner": owner}
-            for n in t.vfs:
-                out["rate_leaves"][n] = {"parent": node, "owner": owner}
+                "tx_priority": r["tx_priority"] or 0, "tx_weight": r["tx_weight"] or 0,
+                "parent": "", "owner": owner}
         for i, rule in enumerate(d["acl"] or []):
             plain = {k: (str(v) if v is not None and k in ("src", "dst") else v) for k, v in rule.items()}
             for n in t.vfs:
@@ -91,12 +104,20 @@ def compile_policy(p):
 
 
 def _dcb(h):
-    if not h["traffic_classes"] and not h["dscp_prio"]:
-        return None                 # the host file does not own DCB: leave it alone
-    tcs = h["traffic_classes"] or []
-    return {
-        "tc_tsa": {c["tc"]: c["tsa"] for c in tcs},
-        "tc_bw": {c["tc"]: c["bandwidth"] or 0 for c in tcs},
-        "prio_tc": dict(enumerate(h["prio_tc"])) if h["prio_tc"] else None,
-        "dscp_prio": {e["dscp"]: e["priority"] for e in h["dscp_prio"] or []},
-    }
+    """What the host file says of DCB, each part None when the file does not
+    own it (then it is left alone). Classes the file does not list are ETS
+    at 0% without a maxrate: nothing maps to them (prio-tc-undefined)."""
+    tcs = {c["tc"]: c for c in h["traffic_classes"] or []}
+    out = {"tc_tsa": None, "tc_bw": None, "prio_tc": None, "maxrate": None, "dscp_prio": None,
+           "apptrust": None}
+    if tcs:
+        out["tc_tsa"] = [tcs[t]["tsa"] if t in tcs else "ets" for t in range(8)]
+        out["tc_bw"] = [(tcs[t]["bandwidth"] or 0) if t in tcs else 0 for t in range(8)]
+        out["maxrate"] = [(tcs[t]["maxrate"] or 0) // 1000 if t in tcs else 0 for t in range(8)]
+    if h["prio_tc"]:
+        out["prio_tc"] = list(h["prio_tc"])
+    if h["dscp_prio"]:
+        out["dscp_prio"] = {e["dscp"]: e["priority"] for e in h["dscp_prio"]}
+    if h["apptrust"]:
+        out["apptrust"] = [h["apptrust"]]
+    return out if any(v is not None for v in out.values()) else None

@@ -20,6 +20,7 @@ TRAFFIC_CLASS = Obj({
     "tsa": Field(Enum(("ets", "strict"), doc="transmission selection: ETS share or strict priority"),
                  required=True),
     "bandwidth": Field(Int(1, 100, doc="ETS share in percent (ets classes only); shares sum to 100")),
+    "maxrate": Field(Rate("kbit", doc="cap of the class (dcb maxrate tc-maxrate, whole kbit/s)")),
 })
 
 DSCP_PRIO = Obj({
@@ -40,16 +41,24 @@ HOST = Obj({
                               default="legacy"),
         "line_rate": Field(Rate("devlink", doc="uplink line rate: guarantees must fit in it"),
                            required=True),
+        "enforce_line_rate": Field(Bool(doc="the adapter's scheduler holds the uplink to "
+                                        "line_rate (devlink param line_rate_kbps); false: "
+                                        "line_rate only bounds the checks"), default=False),
     }, doc="the PF and its VF pool"), required=True),
     "traffic_classes": Field(List(TRAFFIC_CLASS, 1, 8, doc="DCB traffic classes (dcb ets)")),
     "prio_tc": Field(List(Int(0, 7), 8, 8, doc="traffic class of each 802.1p priority 0..7 "
                           "(dcb ets prio-tc)")),
     "dscp_prio": Field(List(DSCP_PRIO, 1, 64, doc="DSCP to priority table (dcb app dscp-prio)")),
+    "apptrust": Field(Enum(("pcp", "dscp"), doc="what classifies frames: their 802.1p priority "
+                           "or their DSCP through dscp_prio (dcb apptrust order)")),
 }, doc="vfwarp host policy, format version 1")
 
 VF_RATE = Obj({
     "tx_max": Field(Rate("ip_link", doc="per-VF cap (ip link max_tx_rate, whole Mbit/s)")),
     "tx_share": Field(Rate("ip_link", doc="per-VF guarantee (ip link min_tx_rate, whole Mbit/s)")),
+    "tx_weight": Field(Int(1, 2**32 - 1, doc="weight among the VF's siblings (devlink rate leaf)")),
+    "tx_priority": Field(Int(0, 2**32 - 1, doc="strict priority among the VF's siblings "
+                             "(devlink rate leaf)")),
 })
 
 VF_OVERRIDE = Obj({
@@ -58,6 +67,8 @@ VF_OVERRIDE = Obj({
     "mac": Field(Mac(doc="MAC of this VF (ip link ... mac)")),
     "tx_max": Field(Rate("ip_link", doc="cap of this VF (whole Mbit/s)")),
     "tx_share": Field(Rate("ip_link", doc="guarantee of this VF (whole Mbit/s)")),
+    "tx_weight": Field(Int(1, 2**32 - 1, doc="weight of this VF (devlink rate leaf)")),
+    "tx_priority": Field(Int(0, 2**32 - 1, doc="strict priority of this VF (devlink rate leaf)")),
     "trust": Field(Bool(doc="trusted VF (ip link ... trust)")),
     "spoofchk": Field(Bool(doc="source MAC check (ip link ... spoofchk)")),
 })
@@ -103,7 +114,7 @@ TENANT = Obj({
         "tx_share": Field(Rate("devlink", doc="guarantee of the whole tenant (whole bytes/s)")),
         "tx_priority": Field(Int(0, 2**32 - 1, doc="strict priority among siblings (devlink 6.2+)")),
         "tx_weight": Field(Int(1, 2**32 - 1, doc="weight among siblings (devlink 6.2+)")),
-    }, doc="tenant rate node (devlink rate node; switchdev)")),
+    }, doc="tenant rate node (devlink rate node vfw-NAME, parent of the tenant's VFs)")),
     "vf": Field(List(VF_OVERRIDE, 1, MAX_VFS, doc="per-VF settings")),
     "acl": Field(List(ACL_RULE, 1, 256, doc="ACL rules, in order (tc flower on the "
                       "representors; switchdev)")),

@@ -8,27 +8,30 @@ transaction (transaction.py) owns the journal, the order of execution,
 verification and undo. States are JSON-able dicts keyed by layer; in a
 target, None means "not managed here: leave it as it is".
 
-Applied today, for the PF a host file names (model "pf"):
+Applied, for the PF a host file names (model "pf"):
   sriov   sysfs sriov_numvfs                      first: the VFs must exist
   vfs     ip link set PF vf N mac/vlan+qos/spoofchk/trust/state/min+max_tx_rate
+  rate    devlink rate: nodes vfw-TENANT, VF leaves' parent/weight/priority,
+          the line rate param (rate_layer.py: interleaved with vfs so that
+          guarantees fit at every step)
+  dcb     dcb ets, maxrate, app dscp-prio, apptrust (dcb_layer.py)
 
-Compiled but not applied yet (NOT_APPLIED says why); a later layer plugs
-in by adding a Layer to PfHost.LAYERS at its place in the order:
-  eswitch (before vfs), rate, flower, dcb, networks, quotas.
+Compiled but not applied yet (NOT_APPLIED says why): eswitch, flower,
+networks, quotas.
 """
+import copy
 import os
-from dataclasses import dataclass, field
 
-from . import live
-from .desired import VF_DEFAULTS
+from . import dcb_layer, live, rate_layer
+# actions.py holds actions and steps; host models use them from here.
+from .actions import Step, argv_action, describe_action, run_action, write_action  # noqa: F401
+from .desired import LEAF_DEFAULTS, VF_DEFAULTS
 
 # Why each compiled layer is not applied yet; `apply` refuses files that ask
 # for one unless told to skip it (--skip LAYER / --skip-unapplied).
 NOT_APPLIED = {
-    "eswitch": "devlink eswitch mode: vfwarp_pf has no devlink instance yet (issue 16)",
-    "rate": "devlink rate nodes: vfwarp_pf has no devlink rate yet (issue 17)",
+    "eswitch": "devlink eswitch mode: vfwarp_pf has legacy mode only (switchdev: issue 16)",
     "flower": "tc flower on VF representors: vfwarp_pf has no representors yet (issue 16)",
-    "dcb": "dcb ets/app: vfwarp_pf has no DCB ops yet (issue 17)",
     "quotas": "RDMA quotas: no host interface to the device's quota command yet",
     "networks": "libvirt networks: not written yet (needs libvirt-python on the host)",
 }
@@ -44,13 +47,8 @@ def needed_unapplied(policy, desired):
     out = []
     if desired["eswitch"]["mode"] != "legacy":
         out.append(("eswitch", h.at("adapter", "eswitch_mode")))
-    for key in ("traffic_classes", "prio_tc", "dscp_prio"):
-        if h.data[key]:
-            out.append(("dcb", h.at(key)))
     for t in policy.tenants:
         d, f = t.data, t.file
-        if d["rate"]:
-            out.append(("rate", f.at("rate")))
         if d["acl"]:
             out.append(("flower", f.at("acl")))
         if (d["rdma"] or {}).get("quotas"):
@@ -60,51 +58,6 @@ def needed_unapplied(policy, desired):
         out.append(("networks", first))
     return [(layer, NOT_APPLIED[layer], where) for layer, where in out]
 
-
-# ---- actions and steps --------------------------------------------------
-
-def write_action(path, text):
-    return {"write": path, "text": str(text)}
-
-
-def argv_action(argv):
-    return {"argv": [str(a) for a in argv]}
-
-
-def run_action(runner, action):
-    """Execute one action; ToolError / OSError when the kernel refuses it."""
-    if "argv" in action:
-        runner.check(action["argv"])
-    elif "write" in action:
-        runner.write_file(action["write"], action["text"])
-    else:
-        raise ValueError(f"unknown action {action!r}")
-
-
-def describe_action(action):
-    if "argv" in action:
-        return " ".join(action["argv"])
-    return f"echo {action['text']} > {action['write']}"
-
-
-@dataclass
-class Step:
-    layer: str
-    obj: str
-    summary: str                      # what changes, "prop: live -> want, ..."
-    do: list                          # actions, in order
-    undo: list = field(default_factory=list)   # actions restoring the state before this step
-
-    def __str__(self):
-        return f"{self.layer} {self.obj}: {self.summary}"
-
-    def as_json(self):
-        return {"layer": self.layer, "object": self.obj, "summary": self.summary,
-                "do": self.do, "undo": self.undo}
-
-    @classmethod
-    def from_json(cls, d):
-        return cls(d["layer"], d["object"], d["summary"], d["do"], d["undo"])
 
 
 def mismatches(live_state, target, path=()):
@@ -121,6 +74,10 @@ def mismatches(live_state, target, path=()):
                 out.append(f"{' '.join(map(str, path + (k,)))}: missing")
                 continue
             out += mismatches(live_state[k], target[k], path + (k,))
+        # What the target does not name is not there: an owned rate node or
+        # DSCP entry no file asks for, a VF past the count.
+        out += [f"{' '.join(map(str, path + (k,)))}: {live_state[k]!r} present, not wanted"
+                for k in sorted(set(live_state) - set(target), key=str)]
         return out
     if live_state is None:       # the kernel does not report it: nothing to compare
         return out
@@ -171,35 +128,106 @@ def vf_changed(have, want):
     return changed
 
 
+def apply_vf(have, want):
+    """A VF's settings after an `ip link set` from have towards want."""
+    out = dict(have)
+    for p in vf_changed(have, want):
+        out[p] = want[p]
+    return out
+
+
 class PfHost:
-    """sriov_numvfs and the per-VF `ip link` settings of one PF."""
+    """sriov_numvfs, the per-VF `ip link` settings, the devlink rate tree and
+    line rate, and DCB of one PF. The scope says which of the optional
+    layers this model reads and changes (kept in journals and snapshots,
+    so a rollback reads what its apply read):
+      rate  devlink rate nodes and VF leaves (the PF has devlink rate, or
+            the files ask for it)
+      line  the devlink param line_rate_kbps (enforce_line_rate)
+      dcb   the DCB parts the host file owns (dcb_layer.PARTS)"""
 
     kind = "pf"
-    LAYERS = ("sriov", "vfs")
+    LAYERS = ("sriov", "vfs", "rate", "line", "dcb")
 
-    def __init__(self, pf):
-        self.pf = pf
+    def __init__(self, pf, rate=False, line=False, dcb=()):
+        self.pf, self.rate, self.line, self.dcb = pf, bool(rate), bool(line), list(dcb)
         self.numvfs_path = os.path.join(live.SYSFS_NET, pf, "device", "sriov_numvfs")
+        self._dev = None
+
+    @classmethod
+    def for_desired(cls, runner, desired):
+        """The model for applying desired: the rate layer when the files ask
+        for rate settings or the PF has devlink rate (its owned nodes may
+        have to go, its VFs' leaves go back to the defaults)."""
+        pf = desired["pf"]
+        asks = bool(desired["rate_nodes"]) or any(
+            leaf[p] != LEAF_DEFAULTS[p] for leaf in desired["rate_leaves"].values() for p in LEAF_DEFAULTS)
+        rate = asks or live.has_rate_tree(runner, pf)
+        return cls(pf, rate, desired["line"] is not None, dcb_layer.parts(desired["dcb"]))
 
     @property
     def scope(self):
-        return {"pf": self.pf}
+        return {"pf": self.pf, "rate": self.rate, "line": self.line, "dcb": self.dcb}
+
+    def dev(self, runner):
+        if self._dev is None:
+            self._dev = live.devlink_dev(runner, self.pf)
+        return self._dev
 
     def read(self, runner):
-        return {"sriov": {"numvfs": live.read_sriov(runner, self.pf)["numvfs"]},
-                "vfs": live.read_ip_link_vfs(runner, self.pf)}
+        st = {"sriov": {"numvfs": live.read_sriov(runner, self.pf)["numvfs"]},
+              "vfs": live.read_ip_link_vfs(runner, self.pf)}
+        st.update(self.read_devlink(runner))
+        st.update(self.read_dcb(runner))
+        return st
+
+    def read_devlink(self, runner):
+        st = {}
+        if self.rate:
+            tree = live.read_rate_tree(runner, self.dev(runner))
+            st["rate"] = {
+                "nodes": {k: v for k, v in tree["nodes"].items() if rate_layer.owned(k)},
+                # tx_share/tx_max of a VF's leaf are its ip link rates (the vfs layer)
+                "leaves": {n: {p: a[p] for p in rate_layer.LEAF_PROPS}
+                           for n, a in tree["leaves"].items()}}
+        if self.line:
+            st["line"] = {"kbps": live.read_line_rate(runner, self.dev(runner))}
+        return st
+
+    def read_dcb(self, runner):
+        return {"dcb": live.read_dcb(runner, self.pf, self.dcb)} if self.dcb else {}
 
     @staticmethod
     def normalize(state):
-        """A state back from JSON (VF numbers became strings)."""
-        return {"sriov": {"numvfs": int(state["sriov"]["numvfs"])},
-                "vfs": {int(k): v for k, v in state["vfs"].items()}}
+        """A state back from JSON (VF numbers and DSCPs became strings)."""
+        out = {"sriov": {"numvfs": int(state["sriov"]["numvfs"])},
+               "vfs": {int(k): v for k, v in state["vfs"].items()}}
+        if "rate" in state:
+            out["rate"] = {"nodes": state["rate"]["nodes"],
+                           "leaves": {int(k): v for k, v in state["rate"]["leaves"].items()}}
+        if "line" in state:
+            out["line"] = state["line"]
+        if "dcb" in state:
+            out["dcb"] = dict(state["dcb"])
+            if out["dcb"].get("dscp_prio") is not None:
+                out["dcb"]["dscp_prio"] = {int(k): v for k, v in out["dcb"]["dscp_prio"].items()}
+        return out
 
-    @staticmethod
-    def target(desired):
+    def target(self, desired):
         """The applied layers of a desired state (desired.py), owners dropped."""
-        return {"sriov": {"numvfs": desired["sriov"]["numvfs"]},
-                "vfs": {n: {p: vf[p] for p in VF_PROPS} for n, vf in desired["vfs"].items()}}
+        t = {"sriov": {"numvfs": desired["sriov"]["numvfs"]},
+             "vfs": {n: {p: vf[p] for p in VF_PROPS} for n, vf in desired["vfs"].items()}}
+        if self.rate:
+            t["rate"] = {
+                "nodes": {k: {p: v[p] for p in rate_layer.NODE_PROPS}
+                          for k, v in desired["rate_nodes"].items()},
+                "leaves": {n: {p: v[p] for p in rate_layer.LEAF_PROPS}
+                           for n, v in desired["rate_leaves"].items()}}
+        if self.line:
+            t["line"] = {"kbps": desired["line"]["kbps"]}
+        if self.dcb:
+            t["dcb"] = dcb_layer.target(desired["dcb"], self.dcb)
+        return t
 
     def _vf_step(self, n, have, want):
         changed = vf_changed(have, want)
@@ -213,9 +241,11 @@ class PfHost:
         return Step("vfs", f"{self.pf} vf {n}", summary,
                     [argv_action(base + vf_args(do))], [argv_action(base + vf_args(undo))])
 
-    def _restore_vfs(self, vfs):
-        """Actions giving freshly created VFs (at the driver's defaults) the settings in vfs."""
-        acts = []
+    def _restore_vfs(self, runner_dev, vfs, leaves):
+        """Actions giving freshly created VFs (at the driver's defaults) the
+        settings in vfs and the leaves in leaves: a leaf's parent before the
+        VF's guarantee, which has to fit under it."""
+        acts = rate_layer.leaves_restore(runner_dev, leaves) if leaves else []
         for n in sorted(vfs):
             s = self._vf_step(n, VF_DEFAULTS, vfs[n])
             if s:
@@ -224,14 +254,21 @@ class PfHost:
 
     def steps(self, before, target):
         """Steps turning `before` (a full live state) into `target`, in
-        dependency order: the VF count first, then each VF's settings."""
+        dependency order: the VF count first, then the VFs' settings and the
+        rate tree in the phases of rate_layer.py, then DCB."""
         pf, b_n, t_n = self.pf, before["sriov"]["numvfs"], target["sriov"]["numvfs"]
+        managed_rate = self.rate and target.get("rate") is not None
+        dev = self._dev                   # known once read() has run
+        if (managed_rate or self.line) and dev is None:
+            raise RuntimeError("PfHost.steps: read the live state first (the devlink instance)")
+        cur_rate = copy.deepcopy(before["rate"]) if managed_rate else None
         out = []
         if b_n != t_n:
             write = lambda n: write_action(self.numvfs_path, n)  # noqa: E731
             # Removing VFs forgets their settings: undoing it re-creates them and
             # gives each its settings back.
-            back = [write(b_n)] + self._restore_vfs(before["vfs"]) if b_n else [write(0)]
+            back = [write(b_n)] + self._restore_vfs(
+                dev, before["vfs"], cur_rate["leaves"] if cur_rate else None) if b_n else [write(0)]
             if b_n and t_n:
                 # The PCI core changes a non-zero count only through 0.
                 out.append(Step("sriov", pf, f"sriov_numvfs: {b_n} -> 0", [write(0)], back))
@@ -239,16 +276,44 @@ class PfHost:
             else:
                 out.append(Step("sriov", pf, f"sriov_numvfs: {b_n} -> {t_n}", [write(t_n)], back))
             have_vfs = {}                 # new VFs start from the driver's defaults
+            if cur_rate:
+                cur_rate["leaves"] = {n: dict(LEAF_DEFAULTS) for n in range(t_n)}
         else:
-            have_vfs = before["vfs"]
+            have_vfs = dict(before["vfs"])
+        rp = rate_layer.RatePlan(dev, cur_rate, target.get("rate"),
+                                 copy.deepcopy(before.get("line")) if self.line else None,
+                                 target.get("line") if self.line else None)
+        late = []
         for n in sorted(target["vfs"]):
-            s = self._vf_step(n, have_vfs.get(n, VF_DEFAULTS), target["vfs"][n])
+            have, want = have_vfs.get(n, VF_DEFAULTS), target["vfs"][n]
+            rated = want["min_tx_rate"] is not None and have.get("min_tx_rate") is not None
+            if rated and rp.moves(n) and have["min_tx_rate"]:
+                # Its guarantee leaves the old parent before the move, and
+                # comes back under the new one in the grow phase.
+                mid = dict(want, min_tx_rate=0)
+                s = self._vf_step(n, have, mid)
+                out.append(s)
+                late.append((n, apply_vf(have, mid), want))
+            elif rated and want["min_tx_rate"] > have["min_tx_rate"]:
+                late.append((n, have, want))
+            else:
+                s = self._vf_step(n, have, want)
+                if s:
+                    out.append(s)
+        out += rp.shrink()
+        out += rp.structure()
+        out += rp.grow()
+        for n, have, want in late:
+            s = self._vf_step(n, have, want)
             if s:
                 out.append(s)
+        if self.dcb and target.get("dcb") is not None:
+            out += dcb_layer.steps(pf, before["dcb"], target["dcb"])
         return out
 
 
-MODELS = {"pf": lambda scope: PfHost(scope["pf"])}
+MODELS = {"pf": lambda scope: PfHost(scope["pf"], scope.get("rate", False),
+                                     scope.get("line", False), scope.get("dcb", ()))}
 
 
 def model_from(kind, scope):

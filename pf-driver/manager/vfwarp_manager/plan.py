@@ -2,7 +2,7 @@
 line per property, each labelled with what applying it does to a VM using
 the VF. Labels, from least to most disruptive:
 
-  hitless   nothing a VM notices (rates, spoof check, link state, rate tree, rules)
+  hitless   nothing a VM notices (rates, spoof check, link state, rate tree, rules, DCB)
   vf-reset  the PF driver resets the VF (port VLAN/qos and trust on ice, i40e):
             the guest's driver re-initialises, connections survive a short outage
   detach    the VF must be detached from its VM first (its MAC: the guest and
@@ -14,8 +14,9 @@ the VF. Labels, from least to most disruptive:
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from . import layers, rate_layer
 from . import live as lv
-from .desired import NODE_PREFIX, VF_DEFAULTS
+from .desired import LEAF_DEFAULTS, VF_DEFAULTS
 from .runner import Runner
 
 DISRUPTION_ORDER = ("hitless", "vf-reset", "detach", "recreate")
@@ -52,29 +53,35 @@ class Change:
 
 
 def read_live(runner: Runner, desired):
-    """Live state of the layers the desired state touches. Layers that cannot be
-    read are listed in 'unread' with the reason (e.g. no devlink instance)."""
+    """Live state of the layers the desired state touches, read by the same
+    host model apply uses (layers.PfHost), so plan, drift and apply agree.
+    Layers that cannot be read are listed in 'unread' with the reason (e.g.
+    no devlink instance); '_target' is the model's target for the rest."""
     pf = desired["pf"]
     state = {"unread": {}}
     state["sriov"] = lv.read_sriov(runner, pf)
     state["vfs"] = lv.read_ip_link_vfs(runner, pf)
-    want_devlink = desired["eswitch"]["mode"] != "legacy" or desired["rate_nodes"]
+    model = layers.PfHost.for_desired(runner, desired)
+    want_devlink = desired["eswitch"]["mode"] != "legacy" or model.rate or model.line
     try:
-        dev = "pci/" + runner.link_target_name(f"{lv.SYSFS_NET}/{pf}/device")
+        dev = model.dev(runner)
         state["devlink_dev"] = dev
         state["eswitch"] = {"mode": lv.parse_devlink_eswitch(
             lv._json(runner, ["devlink", "-j", "dev", "eswitch", "show", dev]))}
-        ports = lv.parse_devlink_vf_ports(lv._json(runner, ["devlink", "-j", "port", "show"]), dev)
-        state["rate"] = lv.parse_devlink_rates(
-            lv._json(runner, ["devlink", "-j", "port", "function", "rate", "show"]), dev, ports)
-    except (lv.LiveError, FileNotFoundError) as e:
-        state["eswitch"] = state["rate"] = None
+        state.update(model.read_devlink(runner))
+    except lv.LiveError as e:
+        state["eswitch"] = None
+        state.pop("rate", None)
+        state.pop("line", None)
         if want_devlink:
             state["unread"]["devlink"] = str(e)
+    try:
+        state.update(model.read_dcb(runner))
+    except lv.LiveError as e:
+        state["unread"]["dcb"] = str(e)
+    state["_target"] = model.target(desired)
     if desired["flower"]:
         state["unread"]["flower"] = "tc flower on representors: compiled, not yet read (issue 16)"
-    if desired["dcb"]:
-        state["unread"]["dcb"] = "dcb ets/app: compiled, not yet read (issue 17)"
     if desired["networks"]:
         state["unread"]["networks"] = "libvirt networks: compiled, not yet read (libvirt-python)"
     if desired["quotas"]:
@@ -103,28 +110,58 @@ def diff(live, desired):
             if w != h:
                 out.append(Change("vf", f"{desired['pf']} vf {n}", prop, h, w,
                                   "recreate" if recreate and have_n else disruption))
-    if live.get("rate") is not None:
-        out += _diff_rates(live["rate"], desired)
+    target = live.get("_target") or {}
+    if live.get("rate") is not None and target.get("rate") is not None:
+        out += _diff_rates(live["rate"], target["rate"], recreate)
+    if live.get("line") is not None and target.get("line") is not None:
+        h, w = live["line"]["kbps"], target["line"]["kbps"]
+        if h != w:
+            out.append(Change("line", live["devlink_dev"], "line_rate_kbps", h, w, "hitless"))
+    if live.get("dcb") is not None and target.get("dcb") is not None:
+        out += _diff_dcb(desired["pf"], live["dcb"], target["dcb"])
     return out
 
 
-def _diff_rates(rate, desired):
+def _root(parent):
+    return parent or None         # the root, shown as (none)
+
+
+def _diff_rates(rate, target, recreate):
+    """Owned nodes and the VFs' leaves (rate hitless: nothing a VM notices)."""
     out = []
-    have_nodes = {k: v for k, v in rate["nodes"].items() if k.startswith(NODE_PREFIX)}
-    for name, want in sorted(desired["rate_nodes"].items()):
+    have_nodes = rate["nodes"]
+    for name, want in sorted(target["nodes"].items()):
         have = have_nodes.get(name)
-        for prop in ("tx_share", "tx_max", "tx_priority", "tx_weight"):
-            h = None if have is None else (have.get(prop) or 0)
-            if have is None or h != want[prop]:
-                out.append(Change("rate-node", name, prop, h, want[prop], "hitless"))
-    for name in sorted(set(have_nodes) - set(desired["rate_nodes"])):
+        for prop in rate_layer.NODE_PROPS:
+            if have is None:
+                if prop != "parent":
+                    out.append(Change("rate-node", name, prop, None, want[prop], "hitless"))
+            elif have[prop] != want[prop]:
+                f = _root if prop == "parent" else (lambda v: v)
+                out.append(Change("rate-node", name, prop, f(have[prop]), f(want[prop]), "hitless"))
+    for name in sorted(set(have_nodes) - set(target["nodes"])):
         out.append(Change("rate-node", name, "node", name, None, "hitless"))
-    for n in sorted(desired["vfs"]):
-        want = desired["rate_leaves"].get(n, {}).get("parent")
-        have = rate["leaves"].get(n, {}).get("parent")
-        # Only parents that are ours are ours to clear.
-        if want != have and (want is not None or (have or "").startswith(NODE_PREFIX)):
-            out.append(Change("rate-leaf", f"vf {n}", "parent", have, want, "hitless"))
+    for n, want in sorted(target["leaves"].items()):
+        # re-created VFs' leaves start at the defaults
+        have = LEAF_DEFAULTS if recreate else rate["leaves"].get(n, LEAF_DEFAULTS)
+        for prop in rate_layer.LEAF_PROPS:
+            if have[prop] != want[prop]:
+                f = _root if prop == "parent" else (lambda v: v)
+                out.append(Change("rate-leaf", f"vf {n}", prop, f(have[prop]), f(want[prop]),
+                                  "hitless"))
+    return out
+
+
+def _diff_dcb(pf, have, want):
+    out = []
+    for k in ("tc_tsa", "tc_bw", "prio_tc", "maxrate", "apptrust"):
+        if want.get(k) is not None and have.get(k) != want[k]:
+            out.append(Change("dcb", pf, k, have.get(k), want[k], "hitless"))
+    if want.get("dscp_prio") is not None:
+        h, w = have["dscp_prio"], want["dscp_prio"]
+        for d in sorted(set(h) | set(w)):
+            if h.get(d) != w.get(d):
+                out.append(Change("dcb", pf, f"dscp {d}", h.get(d), w.get(d), "hitless"))
     return out
 
 

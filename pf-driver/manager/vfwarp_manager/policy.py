@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from . import format_v1
 from .errors import PolicyError, PolicyInvalid, Where
 from .model import Context
+from . import units
 from .units import format_mac, format_rate
 from .yaml_source import compose_file, is_mapping, is_scalar
 
@@ -114,6 +115,25 @@ def _check_host(h, errors):
     if ets and sum(ets) != 100:
         _err(errors, h.at("traffic_classes"), "ets-sum",
              f"ETS bandwidth shares sum to {sum(ets)}%, not 100%")
+    if tcs and not ets and len(by_tc) < 8:
+        # The classes a file leaves out become ETS classes with 0% (nothing
+        # maps to them), and ETS shares must sum to 100: one ETS class is needed.
+        _err(errors, h.at("traffic_classes"), "ets-sum",
+             "no ETS class: the classes not listed become ETS at 0%, so the shares would sum "
+             "to 0%; make one class ETS with bandwidth 100, or list all eight")
+    line = d["adapter"]["line_rate"]
+    for i, c in enumerate(tcs):
+        if c["maxrate"] is not None and c["maxrate"] > line:
+            _err(errors, h.at("traffic_classes", i, "maxrate"), "rate-above-line",
+                 f"class {c['tc']}'s maxrate {format_rate(c['maxrate'])} is above the line rate "
+                 f"{format_rate(line)}", h.at("adapter", "line_rate"))
+    if d["adapter"]["enforce_line_rate"]:
+        # The devlink param line_rate_kbps holds whole kbit/s in a u32.
+        try:
+            units.parse_rate(format_rate(line), "kbit")
+        except units.UnitError as e:
+            _err(errors, h.at("adapter", "line_rate"), e.rule,
+                 f"with enforce_line_rate: {e}")
     if d["prio_tc"] is not None:
         for p, tc in enumerate(d["prio_tc"]):
             if tc not in by_tc:
@@ -274,6 +294,8 @@ def vf_settings(tenant, k, n):
         "spoofchk": pick("spoofchk", d["spoofchk"]), "trust": pick("trust", d["trust"]),
         "link_state": d["link_state"],
         "tx_max": pick("tx_max", vr.get("tx_max")), "tx_share": pick("tx_share", vr.get("tx_share")),
+        "tx_weight": pick("tx_weight", vr.get("tx_weight")),
+        "tx_priority": pick("tx_priority", vr.get("tx_priority")),
     }
 
 
@@ -336,11 +358,13 @@ def _check_across(host, tenants, totalvfs, errors):
                 _err(errors, f.at("vlan"), "vlan-shared",
                      f"VLAN {d['vlan']} already belongs to tenant '{vlans[d['vlan']][0]}'", vlans[d["vlan"]][1])
             vlans.setdefault(d["vlan"], (t.name, f.at("vlan")))
-        for what in ("rate", "acl"):
-            if d[what] is not None and not switchdev:
-                _err(errors, f.at(what), "needs-switchdev",
-                     f"{what} compiles to {'devlink rate nodes' if what == 'rate' else 'tc flower on representors'}"
-                     ", which needs eswitch_mode switchdev", host.at("adapter"))
+        # Rate nodes are not switchdev-only: devlink rate works in legacy mode
+        # where the driver has it (vfwarp_pf does); a driver that refuses them
+        # makes the apply fail and roll back. ACLs need VF representors.
+        if d["acl"] is not None and not switchdev:
+            _err(errors, f.at("acl"), "needs-switchdev",
+                 "acl compiles to tc flower on representors, which needs eswitch_mode switchdev",
+                 host.at("adapter"))
         vf_shares = 0
         for k, n in enumerate(t.vfs):
             s = vf_settings(t, k, n)
@@ -368,6 +392,11 @@ def _check_across(host, tenants, totalvfs, errors):
             _err(errors, f.at("vf_rate"), "guarantee-over-tenant-share",
                  f"the VFs' guarantees sum to {format_rate(vf_shares)}, above the tenant's "
                  f"tx_share {format_rate(rate['tx_share'])}", f.at("rate", "tx_share"))
+        if rate.get("tx_max") and not rate.get("tx_share") and vf_shares > rate["tx_max"]:
+            # A node without a guarantee of its own bounds its children's by its cap.
+            _err(errors, f.at("vf_rate"), "guarantee-over-tenant-cap",
+                 f"the VFs' guarantees sum to {format_rate(vf_shares)}, above the tenant's "
+                 f"tx_max {format_rate(rate['tx_max'])}", f.at("rate", "tx_max"))
         guarantee = rate.get("tx_share") or vf_shares
         share_total += rate.get("tx_share") or 0
         vf_share_total += vf_shares

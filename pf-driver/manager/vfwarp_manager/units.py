@@ -12,6 +12,8 @@ never float), and each target interface says what it can hold exactly:
   ip_link  `ip link set PF vf N max_tx_rate/min_tx_rate`: whole Mbit/s (u32)
   devlink  devlink rate tx_share/tx_max: whole bytes/s (u64)
   tc       tc police rate: whole bytes/s (u64 with rate64)
+  kbit     dcb maxrate (dcbnl's tc_maxrate) and the devlink param line_rate_kbps:
+           whole kbit/s (u32)
 """
 import re
 from fractions import Fraction
@@ -31,6 +33,7 @@ TARGETS = {
     "ip_link": (10**6, (2**32 - 1) * 10**6, "ip link max_tx_rate/min_tx_rate (whole Mbit/s)"),
     "devlink": (8, (2**64 - 1) * 8, "devlink rate (whole bytes/s)"),
     "tc": (8, (2**64 - 1) * 8, "tc police (whole bytes/s)"),
+    "kbit": (10**3, (2**32 - 1) * 10**3, "dcb maxrate / line_rate_kbps (whole kbit/s, u32)"),
 }
 
 
