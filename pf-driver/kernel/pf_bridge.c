@@ -146,7 +146,10 @@ static int vfw_pf_vlan_cmd(struct net_device *dev, u8 op, u16 vid, u8 flags,
 	d.u.vlan_obj.op = op;
 	d.u.vlan_obj.flags = flags;
 	st = vfw_pf_aq_exec(pf, &d);
-	if (st == VFW_AQ_S_OK)
+	/* A port leaving the bridge gets its VLANs deleted twice: by the
+	 * unoffload's replay (at the unlink) and by the bridge's own flush
+	 * after it; the second finds nothing, which is what it wants. */
+	if (st == VFW_AQ_S_OK || (op == VFW_ESW_VLAN_DEL && st == VFW_AQ_S_NOENT))
 		return 0;
 	if (st == VFW_AQ_S_UNSUPPORTED) {
 		NL_SET_ERR_MSG_MOD(extack, "the adapter's switch has untagged VLANs only as a port's PVID (pvid untagged) and a PVID only untagged");
