@@ -607,7 +607,7 @@ def test_congested_uplink_holds_a_tenant_at_its_cap_and_gives_the_other_its_guar
     its cap and blue the rest; then red with 9 times blue's weight and blue
     with a 6 Mbit/s guarantee: blue still gets its guarantee (by weight
     alone it would get a tenth)."""
-    from test_devlink_rate import two_flows
+    from congestion_env import flows
     from vf_env import unload_all, vfs_up
     unload_all(lab2, ("h1",))                 # the module fixture's PF, without VFs in namespaces
     try:
@@ -618,7 +618,7 @@ def test_congested_uplink_holds_a_tenant_at_its_cap_and_gives_the_other_its_guar
                     host.write_files(f"/root/pol-e-{name}", files)
                     r = host.ctl("qtraffic", f"apply /root/pol-e-{name}")
                     assert r.returncode == 0, r.stdout + r.stderr
-                    got[name] = two_flows(lab2)
+                    got[name] = flows(lab2)
                     print(f"\n{name}: red {got[name][0]:.2f}, blue {got[name][1]:.2f} Mbit/s")
             finally:
                 host.sh(QOS_RESET, check=False)
