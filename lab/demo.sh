@@ -68,8 +68,8 @@ labctl ssh h1 "set -e
   r0=\$(devlink -j port show pci/\$PF/1 | python3 -c 'import json,sys; print(list(json.load(sys.stdin)[\"port\"].values())[0][\"netdev\"])')
   ip link add br0 type bridge; ip link set br0 type bridge stp_state 0 forward_delay 0
   for d in \$(ls /sys/class/net | grep \"^\${pf}r\") \$pf; do ip link set \$d master br0; ip link set \$d up; done; ip link set br0 up
-  echo \"[h1] representor of VF0: \$r0; ping h1 VF0 -> h2 VF0 through the bridge:\"
-  ip netns exec t0 ping -c 2 -i 0.3 -W 2 10.77.0.21 | sed 's/^/[h1]   /' | tail -n 2
+  echo \"[h1] representor of VF0: \$r0; ping h1 VF0 -> h2 VF0 through the bridge (it learns):\"
+  ip netns exec t0 ping -c 3 -i 0.3 -W 2 10.77.0.21 | sed 's/^/[h1]   /' | tail -n 2
   tc qdisc add dev \$r0 clsact
   tc filter add dev \$r0 ingress protocol ip pref 10 flower skip_sw ip_proto icmp action drop
   echo \"[h1] tc filter add dev \$r0 ingress protocol ip flower skip_sw ip_proto icmp action drop\"
