@@ -145,7 +145,7 @@ grep -qs vfw_pf_repr_create "$VFW_TOP"/pf-driver/kernel/*.c || note "switchdev: 
 grep -qs vfw_pf_setup_tc "$VFW_TOP"/pf-driver/kernel/*.c || note "tc flower offload into the adapter's switch"
 grep -qs switchdev_bridge_port_offload "$VFW_TOP"/pf-driver/kernel/*.c || note "bridge FDB offload"
 grep -qs FLOW_ACTION_VLAN_PUSH "$VFW_TOP"/pf-driver/kernel/pf_tc.c && ! grep -qs "VLAN push/pop is not offloaded" "$VFW_TOP"/pf-driver/kernel/pf_tc.c || note "tc VLAN push/pop actions in the adapter (refused today)"
-grep -qs "fn_inject_queue" "$VFW_TOP"/adapter/src/dataplane.c || note "back-pressure from a VF's tx_max to its RDMA engine (frames over the cap are dropped: docs/qos.md)"
+grep -qs "hold_drain" "$VFW_TOP"/adapter/src/dataplane.c || note "back-pressure from a VF's tx_max to its RDMA engine (frames over the cap are dropped: docs/qos.md)"
 grep -qs VFW_REG_PF_MBX_DOORBELL "$VFW_TOP"/pf-driver/kernel/*.c || note "VF-to-PF mailbox (a VF asks, the PF decides)"
 [ -d "$VFW_TOP/vf-driver/rdma-core" ] || note "rdma-core provider (kernel-bypass data path)"
 [ -d "$VFW_TOP/pf-driver/manager" ] || note "PF manager CLI and tenant QoS policy files"

@@ -51,7 +51,16 @@ struct dp_fn {
     int64_t tokens;             /* bytes */
     uint64_t last_ns;
     bool timer_armed;
+    /* The RDMA engine's frames over the VF's max_mbps wait here (FIFO)
+     * for the shaper instead of being dropped: its TCP sees a slower
+     * path, not loss. Allocated on first use; HOLD_N frames at most. */
+    uint8_t *hold;
+    uint16_t hold_len[16];
+    unsigned hold_head, hold_count;
 };
+
+#define HOLD_N    16u
+#define HOLD_SLOT (VFW_FRAME_MAX + 4)
 
 struct vfw_dp {
     const struct vfw_dp_ops *ops;
@@ -603,6 +612,9 @@ void vfw_dp_destroy(struct vfw_dp *dp)
     }
     vfw_uplink_destroy(dp->up);
     vsw_destroy(dp->sw);
+    for (unsigned fn = 0; fn < VFW_DP_NUM_FN; fn++) {
+        free(dp->fn[fn].hold);
+    }
     free(dp);
 }
 
@@ -1054,23 +1066,46 @@ out:
     }
 }
 
+static void inject_now(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
+                       size_t len);
+
+/* The held engine frames the shaper lets go now, oldest first. */
+static void hold_drain(struct vfw_dp *dp, unsigned fn)
+{
+    struct dp_fn *f = &dp->fn[fn];
+
+    while (f->hold_count) {
+        unsigned i = f->hold_head;
+
+        if (!shaper_take(dp, fn, f->hold_len[i], true)) {
+            return;             /* the timer comes back */
+        }
+        f->hold_head = (i + 1) % HOLD_N;
+        f->hold_count--;
+        inject_now(dp, fn, f->hold + (size_t)i * HOLD_SLOT, f->hold_len[i]);
+    }
+}
+
 void vfw_dp_timer(struct vfw_dp *dp, unsigned fn)
 {
     if (!dp || fn >= fn_count(dp)) {
         return;
     }
     dp->fn[fn].timer_armed = false;
+    hold_drain(dp, fn);
     tx_kick(dp, fn);
 }
 
 /*
  * A frame of fn's RDMA engine: the TX ring's path without the ring. Same
  * length bounds, shaping, switch checks and counters (TX_PKTS/TX_BYTES,
- * the TX_DROP_* reasons). Differences, because there is no descriptor to
- * hold or mark: a bad length counts TX_DROP_OTHER; a frame over the VF's
- * max_mbps is dropped (TX_DROP_METER) instead of waiting, which the
- * engine's TCP sees as loss. Nesting (rx_steer of a hairpin peer injecting
- * synchronously) is bounded.
+ * the TX_DROP_* reasons). A bad length counts TX_DROP_OTHER. A frame over
+ * the VF's max_mbps waits in the function's hold queue (behind any frame
+ * already waiting) until the shaper's timer lets it go, as a ring's frame
+ * waits on its ring: the engine's TCP then sees the cap as a slower path,
+ * not as loss (issue 17: dropping held an ib_write_bw -R flow at 15-45%
+ * of its cap). Only a full queue drops (TX_DROP_METER). Nesting (rx_steer
+ * of a hairpin peer injecting synchronously) is bounded.
  */
 void vfw_dp_fn_inject(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
                       size_t len)
@@ -1079,17 +1114,37 @@ void vfw_dp_fn_inject(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
         return;
     }
     struct dp_fn *f = &dp->fn[fn];
-    unsigned why;
 
     if (!frame || len < VFW_FRAME_MIN || len > VFW_FRAME_MAX ||
         dp->inject_depth >= 4) {
         f->stat[VFW_STAT_TX_DROP_OTHER]++;
         return;
     }
-    if (!shaper_take(dp, fn, len, false)) {
-        f->stat[VFW_STAT_TX_DROP_METER]++;
+    if (f->hold_count || !shaper_take(dp, fn, len, true)) {
+        unsigned i;
+
+        if (f->hold_count == HOLD_N || !dp->ops->timer ||
+            (!f->hold && !(f->hold = malloc((size_t)HOLD_N * HOLD_SLOT)))) {
+            f->stat[VFW_STAT_TX_DROP_METER]++;
+            return;
+        }
+        i = (f->hold_head + f->hold_count) % HOLD_N;
+        memcpy(f->hold + (size_t)i * HOLD_SLOT, frame, len);
+        f->hold_len[i] = (uint16_t)len;
+        f->hold_count++;
+        hold_drain(dp, fn);     /* what the tokens allow now; else the timer */
         return;
     }
+    inject_now(dp, fn, frame, len);
+}
+
+/* Past the shaper: counters, the switch. */
+static void inject_now(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
+                       size_t len)
+{
+    struct dp_fn *f = &dp->fn[fn];
+    unsigned why;
+
     f->stat[VFW_STAT_TX_PKTS]++;
     f->stat[VFW_STAT_TX_BYTES] += len;
     dp->inject_depth++;
@@ -1283,6 +1338,7 @@ void vfw_dp_reset_fn(struct vfw_dp *dp, unsigned fn)
         return;
     }
     f = &dp->fn[fn];
+    free(f->hold);              /* held engine frames go with the reset */
     memset(f, 0, sizeof(*f));
     f->link = fn_link(dp, fn);
 }

@@ -9,9 +9,9 @@ The hosts' VFs are set up once for the module (vf_env.vfs_up) and every
 test starts and ends with the device's QoS defaults (congestion_env.Uplink
 .reset: the device keeps them across driver loads, and no other lab test
 may run behind a line rate of ours). Figures of each run are printed.
-Two tests are strict xfails: device findings that need changes in
-adapter/ (docs/qos.md, "What holds under congestion"); they fail only on
-their finding's assertion, a broken set-up is pytest.fail.
+One test is a strict xfail: a device finding that needs a change in
+adapter/ (docs/qos.md, "What holds under congestion"); it fails only on
+its finding's assertion, a broken set-up is pytest.fail.
 """
 import re
 import statistics
@@ -223,15 +223,13 @@ RDMA_PER_FRAME = 1440 / 1514
 PERF_PORT = 18515
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="device finding (issue 17): the RDMA engine's frames over "
-                   "a VF's tx_max are dropped (hw_tx_drop_meter), not held back, and the "
-                   "engine's TCP gets 15-45% of the cap: docs/status.md")
 def test_rdma_write_held_by_tx_max(congested):
     """ib_write_bw -R (rdma_cm) from h1 VF 0 to h2 VF 0 with VF 0's tx_max 4
     Mbit/s while iperf3 from VF 1 fills the rest of the line: the RDMA flow
     gets its cap (of frames) within 10%. The VF's drops by the device's
-    meter are printed."""
+    meter are printed. (Before the device held the engine's frames over the
+    cap in a queue for the shaper, it dropped them and the flow got 15-45%
+    of its cap: this test was a strict xfail then.)"""
     up, d = congested, congested.dl
     lab = up.lab
     up.sh(f"devlink port function rate set {d}/1 tx_max 4mbit")
