@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdlib.h>
+
+#include "vfw_admin.h"
 #include "vfw_dataplane.h"
 
 static uint64_t fz_clock;
@@ -43,5 +46,19 @@ static inline struct vfw_dp_ops fz_dp_ops(int with_timer)
 
 /* The admin queue's DMA when the commands carry no buffer. */
 static int fz_a_wr(void *o, uint64_t a, const void *b, size_t n) { (void)o; (void)a; (void)b; (void)n; return -1; }
+
+/* Run descriptor d; the device must write it back DONE, with its status
+ * and ERR exactly when the status is not OK (abort otherwise). */
+static inline uint16_t fz_aq_exec_checked(struct vfw_admin *adm, uint8_t *d)
+{
+    uint16_t st = vfw_admin_exec(adm, d);
+    uint16_t flags = (uint16_t)(d[2] | d[3] << 8);
+
+    if ((uint16_t)(d[4] | d[5] << 8) != st ||
+        flags != (VFW_AQ_F_DONE | (st ? VFW_AQ_F_ERR : 0))) {
+        abort();
+    }
+    return st;
+}
 
 #endif
