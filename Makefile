@@ -61,8 +61,12 @@ tools: image
 tenant: modules provider
 	@lab/build-tenant.sh
 
+# Each test's duration is also kept beside the cache (reports/lab-tier.xml,
+# JUnit) so the next session can see where the tier's time went.
+LAB_REPORT := $(or $(VFWARP_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vfwarp)/reports/lab-tier.xml
 lab-test: qemu modules provider siw tools tenant pydeps
-	@$(PYTEST) --durations=25 tests/lab
+	@mkdir -p $(dir $(LAB_REPORT))
+	@$(PYTEST) --durations=25 --junitxml=$(LAB_REPORT) tests/lab
 
 # Interop of the adapter's TCP and iWARP engine with Linux over a TAP device
 # in a private network namespace (root; traffic never leaves the namespace).

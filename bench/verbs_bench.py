@@ -4,17 +4,23 @@ replaces, between the same two lab hosts in one run (issue 14):
 
   rdma_vf     ib_write_bw -R between VF0 of h1 and VF0 of h2 (the adapter's
               engine, kernel bypass; bytes move by the adapter's DMA)
+  rdma_vf_ev  ib_send_bw -R -e through the same VFs: both sides sleep on
+              completion events instead of busy-polling their CQs (what an
+              application that wants its CPU back does; perftest has no -e
+              for WRITE, whose target side has no completions to wait for)
   tcp_virtio  iperf3 over virtio-net on a second wire (the host vswitch path)
   tcp_vf      iperf3 over the VF netdevs (the guest's TCP over the adapter)
   siw_virtio  ib_write_bw -R over Linux siw on the virtio-net netdevs
 
 per message size, unidirectional and bidirectional, with the hosts' CPU
-busy share (sampled from /proc/stat on both hosts around each run; each host
-has one vCPU) turned into CPU-seconds per GB moved. Latency: 8-byte
+busy share (sampled from /proc/stat on both hosts over a window inside each
+run's steady transfer; each host has one vCPU) turned into CPU-seconds per
+GB moved. Latency: 8-byte
 ib_write_lat -R and ib_send_lat -R through the VFs next to sockperf
 ping-pong (TCP) over virtio-net and over the VFs.
 
     python3 bench/verbs_bench.py [--secs 3] [--sizes 64,1024,...] [--quick] [--mtu 9000]
+                                 [--device-opts sq-doorbell-runs=on] [--out NAME]
 
 Writes bench/results/verbs.json (figures, units, the commands, the machine)
 and bench/results/verbs.png; with --mtu other than 1500 (both paths: the VF
@@ -59,19 +65,31 @@ rdma link show siw0/1
 """
 
 
-def cpu_sample(lab):
-    """(busy, total) jiffies of each host."""
-    out = {}
+CPU_LEAD_S = 3   # a run's set-up (ssh channel, connect, registration) before the window
+
+
+def cpu_window_start(lab, window):
+    """Sample /proc/stat on both hosts CPU_LEAD_S after now and `window` s
+    later, in the background: the busy share of the steady transfer alone,
+    without the set-up and tear-down of the tools (or of ssh) around it."""
     for h in vt.HOSTS:
-        f = [int(x) for x in lab.ssh(h, "head -n1 /proc/stat").stdout.split()[1:]]
-        idle = f[3] + f[4]
-        out[h] = (sum(f) - idle, sum(f))
-    return out
+        lab.ssh(h, f"rm -f /tmp/cpuwin; (sleep {CPU_LEAD_S}; head -n1 /proc/stat; "
+                   f"sleep {window}; head -n1 /proc/stat) >/tmp/cpuwin 2>&1 </dev/null &")
 
 
-def cpu_busy(a, b):
-    """Busy share 0..1 per host between samples a and b."""
-    return {h: (b[h][0] - a[h][0]) / max(1, b[h][1] - a[h][1]) for h in a}
+def cpu_window_read(lab):
+    """Busy share 0..1 per host over the window; the run must have outlasted
+    it (a window that closed after the transfer would count idle time)."""
+    busy = {}
+    for h in vt.HOSTS:
+        lines = lab.ssh(h, "cat /tmp/cpuwin", check=False).stdout.splitlines()
+        if len(lines) != 2:
+            raise RuntimeError(f"{h}: the CPU window had not closed when the run ended")
+        a, b = ([int(x) for x in ln.split()[1:]] for ln in lines)
+        idle = (b[3] + b[4]) - (a[3] + a[4])
+        total = sum(b) - sum(a)
+        busy[h] = (total - idle) / max(1, total)
+    return busy
 
 
 def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra=""):
@@ -79,15 +97,17 @@ def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra=""):
     dev_ns; returns (MB/s or usec, cpu busy per host, client output)."""
     log = f"/tmp/{tool}-srv.log"
     lab.ssh("h2", f"pkill -x {tool}; rm -f {log}", check=False)
-    dur = f"-D {secs}" if "_bw" in tool else f"-n {max(100, secs * 200)}"
+    bw = "_bw" in tool
+    # bandwidth runs last the CPU window plus its lead and a margin
+    dur = f"-D {secs + CPU_LEAD_S + 2}" if bw else f"-n {max(100, secs * 200)}"
     cmd = f"{tool} -R -F -s {size} {dur} {extra}"
     lab.ssh("h2", f"ip netns exec {dev_ns} setsid timeout {secs + 90} {cmd} "
                   f">{log} 2>&1 </dev/null &")
     time.sleep(2)
-    a = cpu_sample(lab)
+    if bw:
+        cpu_window_start(lab, secs)
     r = lab.ssh("h1", f"ip netns exec {dev_ns} timeout {secs + 90} {cmd} {srv_ip}",
                 check=False, timeout=secs + 150)
-    b = cpu_sample(lab)
     if r.returncode != 0:
         raise RuntimeError(f"{cmd}: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-1000:]}\n"
                            + lab.ssh("h2", f"cat {log}", check=False).stdout[-2000:])
@@ -96,23 +116,24 @@ def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra=""):
         raise RuntimeError(f"{cmd}: no result line\n{r.stdout[-2000:]}")
     cols = line[-1].split()
     # bw: #bytes #iterations BW_peak BW_average MsgRate; lat: #bytes #iter t_min t_max t_typical t_avg ...
-    val = float(cols[3]) if "_bw" in tool else float(cols[5])
-    return val, cpu_busy(a, b), cmd
+    val = float(cols[3]) if bw else float(cols[5])
+    return val, (cpu_window_read(lab) if bw else {}), cmd
 
 
 def iperf(lab, ns, dst, size, secs, bidir):
     lab.ssh("h2", f"pkill -x iperf3; ip netns exec {ns} setsid timeout {secs + 60} iperf3 -s -1 "
                   ">/tmp/iperf3-s.log 2>&1 < /dev/null &", check=False)
     time.sleep(1)
-    a = cpu_sample(lab)
-    cmd = f"iperf3 -c {dst} -t {secs} -l {size} -J" + (" --bidir" if bidir else "")
+    cpu_window_start(lab, secs)
+    cmd = f"iperf3 -c {dst} -t {secs + CPU_LEAD_S + 2} -l {size} -J" + \
+        (" --bidir" if bidir else "")
     r = lab.ssh("h1", f"ip netns exec {ns} timeout {secs + 60} {cmd}", timeout=secs + 120)
-    b = cpu_sample(lab)
+    busy = cpu_window_read(lab)
     end = json.loads(r.stdout)["end"]
     bps = end["sum_received"]["bits_per_second"]
     if bidir:
         bps += end.get("sum_received_bidir_reverse", {}).get("bits_per_second", 0)
-    return bps / 8e6, cpu_busy(a, b), cmd
+    return bps / 8e6, busy, cmd
 
 
 def sockperf(lab, ns, dst, secs):
@@ -143,11 +164,12 @@ def plot(res, path):
         print("matplotlib missing: no plot (pip install matplotlib)")
         return
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
-    for key, style in (("rdma_vf", "o-"), ("tcp_virtio", "s--"), ("tcp_vf", "^-."),
+    for key, style in (("rdma_vf", "o-"), ("rdma_vf_ev", "x-"), ("tcp_virtio", "s--"),
+                       ("tcp_vf", "^-."),
                        ("siw_virtio", "d:")):
         for mode, alpha in (("uni", 1.0), ("bi", 0.45)):
             pts = [(r["size"], r["MBps"], r["cpu_s_per_GB"]) for r in res["throughput"]
-                   if r["path"] == key and r["mode"] == mode]
+                   if r["path"] == key and r["mode"] == mode and "MBps" in r]
             if not pts:
                 continue
             xs = [p[0] for p in pts]
@@ -175,7 +197,14 @@ def main():
     ap.add_argument("--quick", action="store_true", help="64 KiB only, unidirectional")
     ap.add_argument("--mtu", type=int, default=1500,
                     help="MTU of the VF netdevs (the RNIC follows) and of the virtio-net NICs")
+    ap.add_argument("--device-opts", default="",
+                    help="extra properties of the adapter (VFWARP_DEVICE_OPTS), "
+                         "e.g. sq-doorbell-runs=on")
+    ap.add_argument("--out", default="",
+                    help="results name under bench/results (default verbs, verbs-mtuN)")
     a = ap.parse_args()
+    if a.device_opts:
+        os.environ["VFWARP_DEVICE_OPTS"] = a.device_opts
     sizes = [65536] if a.quick else [int(s) for s in a.sizes.split(",")]
     modes = ["uni"] if a.quick else ["uni", "bi"]
     lab = Lab(Path(tempfile.mkdtemp(prefix="vfw-verbs-bench-")), image=Image.default())
@@ -191,7 +220,7 @@ def main():
             lab.ssh(h, f"ip -n vf0 link set vfeth mtu {a.mtu}; "
                        f"for n in $(ip netns exec vio ls /sys/class/net); do "
                        f"[ $n = lo ] || ip -n vio link set $n mtu {a.mtu}; done")
-        total = len(sizes) * len(modes) * 4
+        total = len(sizes) * len(modes) * 5
         n = 0
         for size in sizes:
             for mode in modes:
@@ -199,6 +228,8 @@ def main():
                 runs = (
                     ("rdma_vf", lambda: perftest(lab, "ib_write_bw", "vf0", VF["h2"], size, a.secs,
                                                  "-b" if bi else "")),
+                    ("rdma_vf_ev", lambda: perftest(lab, "ib_send_bw", "vf0", VF["h2"], size,
+                                                    a.secs, "-e" + (" -b" if bi else ""))),
                     ("tcp_virtio", lambda: iperf(lab, "vio", VIO["h2"], size, a.secs, bi)),
                     ("tcp_vf", lambda: iperf(lab, "vf0", VF["h2"], size, a.secs, bi)),
                     ("siw_virtio", lambda: perftest(lab, "ib_write_bw", "vio", VIO["h2"], size,
@@ -259,6 +290,11 @@ def main():
             if rd["cpu_s_per_GB"] and vio["cpu_s_per_GB"]:
                 ratios[f"cpu_per_GB_rdma_over_virtio_tcp_{size}"] = \
                     round(rd["cpu_s_per_GB"] / vio["cpu_s_per_GB"], 3)
+        ev = fig("rdma_vf_ev", "uni", size)
+        if ev and vio and ev["cpu_s_per_GB"] and vio["cpu_s_per_GB"]:
+            ratios[f"rdma_events_over_virtio_tcp_{size}"] = round(ev["MBps"] / vio["MBps"], 2)
+            ratios[f"cpu_per_GB_rdma_events_over_virtio_tcp_{size}"] = \
+                round(ev["cpu_s_per_GB"] / vio["cpu_s_per_GB"], 3)
         if rd and siw:
             ratios[f"rdma_over_siw_{size}"] = round(rd["MBps"] / siw["MBps"], 2)
             if rd["cpu_s_per_GB"] and siw["cpu_s_per_GB"]:
@@ -277,7 +313,9 @@ def main():
         "command": "python3 bench/verbs_bench.py " + " ".join(sys.argv[1:]),
         "setup": "2 lab hosts (TCG, 1 vCPU, 2 GiB each); VF0 of each host in netns vf0; "
                  "virtio-net NICs on a second dgram wire in netns vio (siw0 on them); "
-                 f"MTU {a.mtu} on both paths; {a.secs} s per run; server on h2, client on h1",
+                 f"MTU {a.mtu} on both paths; CPU busy over a {a.secs}-s window inside each run "
+                 f"(runs last {a.secs + CPU_LEAD_S + 2} s); server on h2, client on h1; "
+                 f"adapter properties: {a.device_opts or 'defaults'}",
         "machine": {"cpu": platform.processor() or platform.machine(),
                     "cores": os.cpu_count(), "kernel": platform.release(),
                     "loadavg": os.getloadavg()},
@@ -286,7 +324,7 @@ def main():
     }
     rdir = TOP / "bench" / "results"
     rdir.mkdir(parents=True, exist_ok=True)
-    name = "verbs" if a.mtu == 1500 else f"verbs-mtu{a.mtu}"
+    name = a.out or ("verbs" if a.mtu == 1500 else f"verbs-mtu{a.mtu}")
     (rdir / f"{name}.json").write_text(json.dumps(out, indent=1) + "\n")
     plot(out, rdir / f"{name}.png")
     print(json.dumps({"ratios": ratios, "latency": res["latency"]}, indent=1))

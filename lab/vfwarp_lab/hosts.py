@@ -13,6 +13,7 @@ State lives in one directory (lab.json + sockets + logs), so `down` and
 """
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -27,6 +28,23 @@ from .paths import FIRMWARE_DIRS, Image, LabError, guest_share_dir, qemu_binary
 DEFAULT_STATE = Path(os.environ.get("VFWARP_LAB_STATE", "/tmp/vfwarp-lab"))
 SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
             "-o", "LogLevel=ERROR", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5"]
+# ssh's own complaints about a shared connection (a stale or full master):
+# the command did not run, so it is tried again on a connection of its own.
+MUX_FAILED = re.compile(r"mux_client|[Cc]ontrol ?[Ss]ocket|Session open refused|"
+                        r"administratively prohibited|master is dead")
+UNIX_PATH_MAX = 100   # sun_path is 108 bytes; ssh adds a suffix while binding
+
+
+def device_opts() -> str:
+    """Extra properties of the adapter from VFWARP_DEVICE_OPTS (benchmarks and
+    experiments, e.g. "sq-doorbell-runs=on"); checked, since they reach
+    QEMU's command line."""
+    opts = os.environ.get("VFWARP_DEVICE_OPTS", "").strip()
+    if not opts:
+        return ""
+    if not re.fullmatch(r"[a-z0-9-]+=[A-Za-z0-9.]+(,[a-z0-9-]+=[A-Za-z0-9.]+)*", opts):
+        raise LabError(f"VFWARP_DEVICE_OPTS: '{opts}' is not prop=value[,prop=value...]")
+    return "," + opts
 
 
 @dataclass
@@ -210,7 +228,7 @@ class Lab:
             "-device", f"virtio-net-pci,netdev=mgmt,mac={spec.mgmt_mac},romfile=",
             "-device", "pcie-root-port,id=rp0,chassis=1,slot=0",
             "-netdev", wire.netdev_arg(st, spec.name, names),
-            "-device", f"vfwarp,bus=rp0,netdev=uplink,mac={spec.uplink_mac}",
+            "-device", f"vfwarp,bus=rp0,netdev=uplink,mac={spec.uplink_mac}" + device_opts(),
             "-virtfs", f"local,path={guest_share_dir()},mount_tag=vfwarp,"
                        "security_model=none,readonly=on",
             "-serial", f"file:{st / (spec.name + '.serial.log')}",
@@ -267,6 +285,8 @@ class Lab:
     def down(self) -> int:
         """Stop every QEMU and the hub; remove sockets. Returns processes stopped."""
         stopped = 0
+        for name in list(self.hosts):
+            self.close_ssh(name)
         pids = [h.pid for h in self.hosts.values()] + [self.hub_pid]
         pids = [pid for pid in pids if _runs_in(pid, self.state)]
         for pid in pids:
@@ -291,6 +311,7 @@ class Lab:
         """Pull the plug of one host: its QEMU is killed at once, the guest gets
         no shutdown (fault tests: a peer gone mid-transfer)."""
         spec = self.host(name)
+        self.close_ssh(name)
         if _runs_in(spec.pid, self.state):
             os.killpg(spec.pid, signal.SIGKILL)
             deadline = time.monotonic() + 10
@@ -327,13 +348,49 @@ class Lab:
         return ["ssh", "-i", str(self.image.key), "-p", str(spec.ssh_port), *SSH_OPTS,
                 "root@127.0.0.1", command]
 
+    def _mux_path(self, spec):
+        """The control socket of the connection kept open to a host, or None
+        when the state directory's path is too long for a Unix socket."""
+        path = self.state / f"mux-{spec.name}-{spec.ssh_port}.ctl"
+        return path if len(str(path)) + 20 < UNIX_PATH_MAX else None
+
+    def _mux_argv(self, spec, command: str) -> list:
+        """Like _ssh_argv, over one connection per host kept open. A fresh
+        ssh session costs ~0.8 s of key exchange and authentication in a
+        TCG guest, a channel on an open connection ~0.04 s; the lab tier
+        runs many hundreds of commands."""
+        path = self._mux_path(spec)
+        if path is None:
+            return self._ssh_argv(spec, command)
+        mux = ["-o", "ControlMaster=auto", "-o", f"ControlPath={path}",
+               "-o", "ControlPersist=600", "-o", "ServerAliveInterval=5",
+               "-o", "ServerAliveCountMax=6"]
+        argv = self._ssh_argv(spec, command)
+        return argv[:-2] + mux + argv[-2:]
+
+    def close_ssh(self, name: str):
+        """End the kept connection to a host (before its power goes, or when
+        the lab is taken down: nothing of the lab outlives `down`)."""
+        spec = self.hosts.get(name)
+        path = self._mux_path(spec) if spec else None
+        if path is not None and path.exists():
+            subprocess.run(["ssh", "-o", f"ControlPath={path}", "-O", "exit", "host"],
+                           capture_output=True, timeout=30)
+
     def ssh(self, name: str, command: str, timeout: float = 300, check: bool = True,
             capture: bool = True) -> subprocess.CompletedProcess:
         spec = self.host(name)
         if not _runs_in(spec.pid, self.state):
             raise LabError(f"host '{name}' is not running")
-        r = subprocess.run(self._ssh_argv(spec, command), capture_output=capture,
-                           text=True, timeout=timeout)
+        if not capture:   # a person's command (labctl ssh): output as it comes
+            r = subprocess.run(self._ssh_argv(spec, command), text=True, timeout=timeout)
+        else:
+            r = subprocess.run(self._mux_argv(spec, command), capture_output=True,
+                               text=True, timeout=timeout)
+            if r.returncode == 255 and MUX_FAILED.search(r.stderr or ""):
+                self.close_ssh(name)
+                r = subprocess.run(self._ssh_argv(spec, command), capture_output=True,
+                                   text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise LabError(f"{name}: '{command}' exited {r.returncode}: "
                            f"{(r.stderr or r.stdout or '').strip()[-500:]}")

@@ -130,15 +130,28 @@ def test_slow_path_through_representors_and_a_bridge(lab2):
             st = reprs(lab2)
             for p in ("pf0vf0", "pf0vf1"):
                 s = st[p]["stats64"]
-                # the first frames went through the host: slow path
-                assert s["rx"]["packets"] >= 3 and s["tx"]["packets"] >= 3, (p, s)
+                # the first frames went through the host: slow path (how
+                # many before the bridge's learned entries reach the
+                # adapter depends on timing: at least one each way)
+                assert s["rx"]["packets"] >= 1 and s["tx"]["packets"] >= 1, (p, s)
             # bridge offload: the MACs the bridge learned on representors
             # and on the uplink are in the adapter's FDB ("offload"), so
             # from now on VF traffic no longer reaches the representors
-            fdb = json.loads(lab2.ssh("h1", "bridge -j fdb show br br0").stdout)
-            macs = {f["mac"]: f for f in fdb if "offload" in f.get("flags", [])}
-            for vf in (0, 1):
-                mac = lab2.ssh("h1", f"ip netns exec vf{vf} cat /sys/class/net/vfeth/address").stdout.strip()
+            # (the remote VF's MAC, learned on the uplink, too: until its
+            # entry is in the adapter, frames to it still take the slow
+            # path; the entries reach the adapter from a work queue)
+            want = [lab2.ssh("h1", f"ip netns exec vf{vf} cat /sys/class/net/vfeth/address")
+                    .stdout.strip() for vf in (0, 1)]
+            want.append(lab2.ssh("h2", "ip netns exec vf0 cat /sys/class/net/vfeth/address")
+                        .stdout.strip())
+            deadline = time.monotonic() + 15
+            while True:
+                fdb = json.loads(lab2.ssh("h1", "bridge -j fdb show br br0").stdout)
+                macs = {f["mac"]: f for f in fdb if "offload" in f.get("flags", [])}
+                if all(m in macs for m in want) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            for mac in want:
                 assert mac in macs, (mac, fdb)
             assert ping(lab2, "h1", 0, addr("h1", 1), count=10) == 10
             assert ping(lab2, "h1", 0, addr("h2", 0), count=10) == 10
