@@ -217,6 +217,14 @@ def _check_acl_rule(t, i, r, own_set, errors):
     if r["mirror_to"] is not None and own_set is None:
         _err(errors, at("mirror_to"), "vf-override-needs-index",
              "mirror_to needs the tenant's VFs by range or indices, not count")
+    if r["direction"] == "ingress":
+        # The PF driver offloads flower on a representor's ingress block
+        # only (what the VF sends: pf_tc.c binds ingress blocks); a rule on
+        # what a VF receives has no place in the adapter, so it is refused
+        # here rather than by the kernel halfway through an apply.
+        _err(errors, at("direction"), "acl-direction",
+             "the adapter enforces rules on what a VF sends (egress) only; write a rule on "
+             "traffic to this tenant as an egress rule of the tenants sending it")
     if r["dst_port"] is not None and r["protocol"] not in ("tcp", "udp"):
         _err(errors, at("dst_port"), "acl-port-needs-l4",
              f"dst_port needs protocol tcp or udp (protocol is {r['protocol']})")
