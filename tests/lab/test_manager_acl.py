@@ -1,5 +1,6 @@
-"""`vfwarpctl apply` of tenant ACLs on a lab host (issue 19 over issue 16):
-the host file asks for switchdev, a tenant's ACL becomes tc flower filters
+"""`vfwarpctl apply` of tenant files on a lab host (issue 19 over issue 16):
+two tenants on their VLANs cannot reach each other (legacy mode); then the
+host file asks for switchdev, a tenant's ACL becomes tc flower filters
 with skip_sw on its VF's representor (in the adapter: `in_hw`), traffic
 from the VF to the other host shows the drop while the rest passes, a
 filter deleted by hand is drift and the next apply restores it, a failure
@@ -55,6 +56,15 @@ def test_tenant_acl_offloaded_drops_in_the_adapter_drift_restored(lab2):
         assert r.returncode == 0, r.stdout + r.stderr
 
         bdf, pf = pf_dev(lab2)
+        # two tenants on their VLANs (legacy mode, the adapter switches):
+        # they cannot reach each other; on one VLAN they can
+        legacy = HOST_FILE.replace("eswitch_mode: switchdev, ", "")
+        for name, blue_vlan, pings in (("vlans", 20, 0), ("vlan1", 10, 3)):
+            h.write_files(f"/root/pol-{name}", {"host.yaml": legacy, "red.yaml": RED.split("acl:")[0]
+                                                + "vlan: 10\n", "blue.yaml": BLUE + f"vlan: {blue_vlan}\n"})
+            r = h.ctl("acl", f"apply /root/pol-{name}")
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert ping(lab2, "h1", 0, addr("h1", 1), count=3) == pings, name
         h.write_files("/root/pol-acl", FILES)
         try:
             r = h.ctl("acl", "apply /root/pol-acl")
@@ -115,7 +125,7 @@ def test_tenant_acl_offloaded_drops_in_the_adapter_drift_restored(lab2):
             assert udp_to_h2(lab2, 5500) == 20
             audit = [json.loads(x) for x in h.sh("cat /run/vfwarp-lab/acl/audit.jsonl").stdout.split("\n")
                      if x]
-            assert [a["result"] for a in audit] == ["applied", "applied", "restored", "applied"]
+            assert [a["result"] for a in audit] == ["applied"] * 4 + ["restored", "applied"]
         finally:
             lab2.ssh("h1", "ip link del br0 2>/dev/null; rm -rf /run/vfwarp-lab; "
                            f"devlink dev eswitch set pci/{bdf} mode legacy", check=False, timeout=900)

@@ -167,8 +167,8 @@ def selftest():
         check(out.result == "applied", f"apply from nothing: {out.result} {out.reason}")
         live = model.read(runner)
         check(layers.mismatches(live, t_a) == [], f"read back: {layers.mismatches(live, t_a)}")
-        check(live["flower"][0][1004]["police"] == {"rate": 10**6, "burst": 32768},
-              f"police read back from tc's text: {live['flower'][0][1004]['police']}")
+        check(live["flower"][0][1004]["_police"] == {"rate": 10**6, "burst": 32768},
+              f"police read back from tc's text: {live['flower'][0][1004]['_police']}")
         check(foreign_of() == before_foreign, "the foreign filter changed")
         snap_a = model.read(runner)
         print(f"applied: {len(out.steps)} steps; read back equals the target")

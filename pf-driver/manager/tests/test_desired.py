@@ -44,9 +44,9 @@ def test_flower_rules_carry_owned_cookies():
     assert sorted(f) == [0, 1, 2, 3] and all(f[n] == f[0] for n in f)
     assert {p: (x["protocol"], x["ip_proto"], x["action"]) for p, x in f[0].items()} == {
         1000: ("ip", "tcp", "drop"), 1002: ("ip", "udp", "police"),
-        1003: ("ipv6", "udp", "police"), 1004: ("all", None, "pass")}
+        1003: ("ipv6", "udp", "police"), 1004: ("all", "", "pass")}
     assert f[0][1000]["dst"] == "10.20.0.0/16" and f[0][1000]["dst_port"] == [22, 22]
-    assert f[0][1002]["police"] == {"rate": 100 * 10**6 // 8, "burst": 65536}
+    assert f[0][1002]["_police"] == {"rate": 100 * 10**6 // 8, "burst": 65536}
     cookies = {x["cookie"] for x in f[0].values()}
     assert all(c.startswith(desired.COOKIE_MAGIC) and len(c) == 32 for c in cookies)
     # a rule's twins share its cookie; two different rules: two cookies

@@ -45,7 +45,7 @@ def test_read_back_owned_filters_only(tmp_path):
     assert got[1000] == dict(flower_layer.target_filter(
         {k: v for k, v in want[0][1000].items() if k != "owner"}, True), handle=1)
     # police: not in tc -j; from the text, for re-creating it on undo
-    assert got[1002]["police"] == {"rate": 100 * 10**6 // 8, "burst": 65536}
+    assert got[1002]["_police"] == {"rate": 100 * 10**6 // 8, "burst": 65536}
     assert (got[1006]["action"], got[1006]["mirror_vf"], got[1006]["protocol"]) == ("mirror", 1, "all")
 
 
@@ -112,7 +112,7 @@ def test_steps_remove_before_adding_and_undo_recreates_what_was_read(tmp_path):
     assert rm.do[0]["flower"] == "del" and rm.do[0]["filter"] == {"protocol": "ip", "handle": 1}
     # undone by re-creating the filter as read, police values from tc's text included
     undo = rm.undo[0]
-    assert undo["flower"] == "add" and undo["filter"]["police"] == {"rate": 12500000, "burst": 65536}
+    assert undo["flower"] == "add" and undo["filter"]["_police"] == {"rate": 12500000, "burst": 65536}
     assert undo["filter"]["cookie"] == want[0][1002]["cookie"] and undo["skip_sw"] is True
     # every step's undo is its inverse
     for s in steps:
@@ -133,3 +133,17 @@ def test_native_flower_layer():
     if p.returncode == 77:
         pytest.skip(p.stdout.strip())
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_a_filter_edited_by_hand_is_drift(tmp_path):
+    """An owned filter given an extra match (or another action) keeping its
+    cookie differs from its rule: plan replaces it."""
+    d = compiled(tmp_path)
+    js, txt = sample(d["flower"])
+    for edit in (('"dst_ip":"10.20.0.0/16"', '"dst_ip":"10.20.0.0/16","src_ip":"10.1.0.0/16"'),
+                 ('"dst_port":22}', '"dst_port":22,"ip_tos":"0x20"}')):
+        assert edit[0] in js
+        state = plan.read_live(answers(tc={"enp1s0pf0vf0": (js.replace(*edit), txt)}), d)
+        got = [c for c in plan.diff(state, d) if c.layer == "flower" and c.prop == "pref 1000"
+               and c.obj == "enp1s0 vf 0"]
+        assert len(got) == 1 and got[0].action == "change", got

@@ -14,14 +14,15 @@ Ownership: every filter carries its rule's cookie (desired.cookie, on its
 one action, read back in `tc -j filter show`); filters whose action cookie
 does not start with COOKIE_MAGIC are never read, changed or removed.
 
-State of a VF (read back from the kernel, never remembered):
+State of a VF (read back from the kernel, never remembered; a match the
+filter does not have is '' or [], so that one added by hand differs):
   {pref: {protocol, handle, chain, ip_proto, src, dst, dst_port, action,
-          mirror_vf, police, cookie, skip_sw, in_hw, other_keys}}
-`police` ({rate bytes/s, burst bytes}) is parsed from tc's text output: tc
+          mirror_vf, _police, cookie, skip_sw, in_hw, other_keys}}
+`_police` ({rate bytes/s, burst bytes}) is parsed from tc's text output: tc
 prints a police action's rate and burst there only (not in -j), rounded to
 its units, so it serves to re-create a removed filter on undo and is not
-compared (None in a target); the cookie covers the rule's content, police
-values included. Only VFs with a representor have a flower state.
+compared (keys starting with '_' never are: layers.mismatches); the cookie
+covers the rule's content, police values included. Only VFs with a representor have a flower state.
 
 Actions are resolved when they run (run_flower): a representor is named by
 its VF, and exists only in switchdev mode (it may appear in the same
@@ -52,8 +53,8 @@ def prefs(k, twin):
 
 
 def _net(text):
-    """A subnet as tc prints it ('10.0.0.1' for a /32) -> '10.0.0.1/32'."""
-    return str(ipaddress.ip_network(text, strict=False)) if text else None
+    """A subnet as tc prints it ('10.0.0.1' for a /32) -> '10.0.0.1/32'; '' for none."""
+    return str(ipaddress.ip_network(text, strict=False)) if text else ""
 
 
 def compile_rule(k, rule, cookie, own_vfs=None):
@@ -68,7 +69,7 @@ def compile_rule(k, rule, cookie, own_vfs=None):
         families = [fam]
     out = {}
     for i, f in enumerate(families):
-        ip_proto = None
+        ip_proto = ""
         if proto in ("tcp", "udp"):
             ip_proto = proto
         elif proto == "icmp":
@@ -78,17 +79,18 @@ def compile_rule(k, rule, cookie, own_vfs=None):
         out[prefs(k, i == 1)] = {
             "protocol": FAMILY_PROTO[f], "handle": None, "chain": 0, "ip_proto": ip_proto,
             "src": _net(rule.get("src")), "dst": _net(rule.get("dst")),
-            "dst_port": list(dp) if dp else None,
-            "action": ACTION[rule["action"]], "mirror_vf": rule.get("mirror_to"),
-            "police": {"rate": police["rate"] // 8, "burst": police["burst"]} if police else None,
+            "dst_port": list(dp) if dp else [],
+            "action": ACTION[rule["action"]],
+            "mirror_vf": rule["mirror_to"] if rule.get("mirror_to") is not None else "",
+            "_police": {"rate": police["rate"] // 8, "burst": police["burst"]} if police else None,
             "cookie": cookie, "skip_sw": None, "in_hw": None, "other_keys": []}
     return out
 
 
 def target_filter(f, skip_sw):
-    """A compiled filter as the read-back must show it: police not compared
-    (tc -j does not print it), offloaded when skip_sw."""
-    return dict(f, police=None, skip_sw=skip_sw, in_hw=True if skip_sw else None)
+    """A compiled filter as the read-back must show it: offloaded when
+    skip_sw (its _police is carried for creating it, not compared)."""
+    return dict(f, skip_sw=skip_sw, in_hw=True if skip_sw else None)
 
 
 # ---- reading ----------------------------------------------------------------
@@ -116,10 +118,12 @@ def parse_filters(doc, vf_of_dev):
             dp = [int(dp["start"]), int(dp["end"])]
         elif dp is not None:
             dp = [int(dp), int(dp)]
+        else:
+            dp = []
         f = {"protocol": e.get("protocol"), "handle": o.get("handle"), "chain": e.get("chain", 0),
-             "ip_proto": keys.get("ip_proto"), "src": _net(keys.get("src_ip")),
-             "dst": _net(keys.get("dst_ip")), "dst_port": dp, "action": None, "mirror_vf": None,
-             "police": None, "cookie": next(a["cookie"] for a in acts
+             "ip_proto": keys.get("ip_proto") or "", "src": _net(keys.get("src_ip")),
+             "dst": _net(keys.get("dst_ip")), "dst_port": dp, "action": None, "mirror_vf": "",
+             "_police": None, "cookie": next(a["cookie"] for a in acts
                                             if str(a.get("cookie", "")).startswith(COOKIE_MAGIC)),
              "skip_sw": bool(o.get("skip_sw")), "in_hw": bool(o.get("in_hw")),
              "other_keys": sorted(set(keys) - KNOWN_KEYS)}
@@ -166,6 +170,11 @@ def parse_police_text(text):
     return out
 
 
+def _live_error(msg):
+    from .live import LiveError          # a step's failure the transaction undoes
+    return LiveError(msg)
+
+
 def tc_base(netns):
     return ["tc"] + (["-n", netns] if netns else [])
 
@@ -181,7 +190,7 @@ def read_dev(runner, dev, netns, vf_of_dev):
                                                                       "ingress"]))
             for key, f in filters.items():
                 if f["action"] == "police":
-                    f["police"] = police.get((int(str(key).split("/")[0]), f["handle"]))
+                    f["_police"] = police.get((int(str(key).split("/")[0]), f["handle"]))
         return filters
     except ToolError as e:
         raise LiveError(str(e)) from None
@@ -199,9 +208,13 @@ def _describe(f):
     if f.get("dst_port"):
         lo, hi = f["dst_port"]
         m.append(f"dst_port {lo}" + (f"-{hi}" if hi != lo else ""))
+    if f.get("other_keys"):
+        m.append("+" + ",".join(f["other_keys"]))        # matches no rule has: edited by hand
+    if f.get("skip_sw") is False and f.get("in_hw") is not None:
+        m.append("(software)")
     act = f["action"] if f["action"] != "mirror" else f"mirror to vf {f['mirror_vf']}"
-    if f["action"] == "police" and f.get("police"):
-        act += f" {f['police']['rate'] * 8}bit burst {f['police']['burst']}"
+    if f["action"] == "police" and f.get("_police"):
+        act += f" {f['_police']['rate'] * 8}bit burst {f['_police']['burst']}"
     return " ".join(m) + f": {act}"
 
 
@@ -241,11 +254,13 @@ def add_argv(base, dev, pref, f, skip_sw, repr_of):
     elif f["action"] == "mirror":
         a += ["mirred", "egress", "mirror", "dev", repr_of(f["mirror_vf"])]
     elif f["action"] == "police":
-        p = f["police"]
+        p = f["_police"]
+        if p is None:
+            raise _live_error("cannot re-create a police filter: its rate and burst were not read")
         a += ["police", "rate", f"{p['rate'] * 8}bit", "burst", str(p["burst"]),
               "conform-exceed", "drop/pipe"]
     else:
-        raise ValueError(f"cannot re-create a filter with action {f['action']!r}")
+        raise _live_error(f"cannot re-create a filter with action {f['action']!r}")
     return a + ["cookie", f["cookie"]]
 
 
@@ -340,4 +355,4 @@ def differs(have, want):
 
 
 def _differs(have, want):
-    return any(want[k] is not None and have.get(k) != want[k] for k in want)
+    return any(want[k] is not None and not k.startswith("_") and have.get(k) != want[k] for k in want)

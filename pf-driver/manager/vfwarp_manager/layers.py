@@ -65,8 +65,8 @@ def mismatches(live_state, target, path=()):
         if not isinstance(live_state, dict):
             return [f"{' '.join(map(str, path))}: {live_state!r}, want {target!r}"]
         for k in sorted(target, key=str):
-            if target[k] is None:
-                continue
+            if target[k] is None or str(k).startswith("_"):
+                continue                # not managed; '_': carried, not compared (flower_layer)
             if k not in live_state:
                 out.append(f"{' '.join(map(str, path + (k,)))}: missing")
                 continue
