@@ -147,3 +147,16 @@ def test_a_filter_edited_by_hand_is_drift(tmp_path):
         got = [c for c in plan.diff(state, d) if c.layer == "flower" and c.prop == "pref 1000"
                and c.obj == "enp1s0 vf 0"]
         assert len(got) == 1 and got[0].action == "change", got
+
+
+def test_the_validators_filter_count_is_the_compilers():
+    """acl-capacity counts filters as compile_rule makes them."""
+    base = {"action": "deny", "direction": "egress", "src": None, "dst": None, "dst_port": None,
+            "police": None, "mirror_to": None}
+    for proto in ("ipv4", "ipv6", "tcp", "udp", "icmp", "any"):
+        for sub in ({}, {"dst": "10.0.0.0/8"}, {"src": "2001:db8::/32"}):
+            fam = {4 if "." in v else 6 for v in sub.values()}
+            if proto in ("ipv4", "ipv6") and fam and fam != {int(proto[-1])}:
+                continue                                   # acl-family refuses these
+            r = dict(base, protocol=proto, **sub)
+            assert len(flower_layer.compile_rule(0, r, "c")) == policy.acl_filters(r), r
