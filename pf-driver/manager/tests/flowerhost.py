@@ -193,13 +193,13 @@ def selftest():
             .replace("  - {action: deny, protocol: ipv4}\n", "")
         t_b = model.target(compile_files({"host.yaml": HOST, "blue.yaml": tenant_b}))
         n = len(model.steps(model.read(runner), t_b))
-        for k in sorted({1, 2, n // 2, n - 1, n}):     # first, early, middle, last steps
+        for k in sorted({1, n // 2, n}):     # first, middle, last steps
             out = transaction.run(sd, model, runner, t_b, "apply", inject=transaction.Injection(f"{k}:after"))
             check(out.result == "restored", f"failure after step {k}: {out.result} {out.problems}")
             now = model.read(runner)
             check(layers.mismatches(now, snap_a) == [] and out.problems == [],
                   f"after a failure at step {k}: {layers.mismatches(now, snap_a)} {out.problems}")
-        print(f"a failure after steps {sorted({1, 2, n // 2, n - 1, n})} of {n}: undone, read back "
+        print(f"a failure after steps {sorted({1, n // 2, n})} of {n}: undone, read back "
               "equal to the snapshot")
         out = transaction.run(sd, model, runner, t_b, "apply")
         check(out.result == "applied" and layers.mismatches(model.read(runner), t_b) == [],
