@@ -70,6 +70,9 @@ def bundle():
         t.add(MANAGER / "vfwarpctl", "vfwarpctl")
         for f in sorted((MANAGER / "vfwarp_manager").glob("*.py")):
             t.add(f, f"vfwarp_manager/{f.name}")
+        # the flower layer's real-kernel check (tests/flowerhost.py), run by
+        # tests/lab/test_manager_acl.py where the kernel has cls_flower
+        t.add(MANAGER / "tests" / "flowerhost.py", "tests/flowerhost.py")
         for f in sorted((MANAGER / "tests" / "invalid").rglob("*.yaml")):
             t.add(f, f"invalid/{f.relative_to(MANAGER / 'tests' / 'invalid')}")
         for f in sorted(Path(yaml.__file__).parent.glob("*.py")):
@@ -309,15 +312,15 @@ def test_unconfirmed_apply_reverted_by_its_systemd_timer_and_commit_keeps(host):
 def test_files_needing_unapplied_layers_refused_unless_skipped(host):
     start_at_a(host, "layers")
     snapshot = host.link_json()
-    host.write_files("/root/pol-s", dict(B, **{"host.yaml": B["host.yaml"].replace(
-        "line_rate", "eswitch_mode: switchdev, line_rate")}))
+    host.write_files("/root/pol-s", dict(B, **{"green.yaml": B["green.yaml"] +
+                                               "rdma: {quotas: {qps: 64}}\n"}))
     r = host.ctl("layers", "apply /root/pol-s")
     assert r.returncode == 8, r.stdout
-    assert "/root/pol-s/host.yaml:3:" in r.stdout and "not applied: eswitch" in r.stdout
+    assert "/root/pol-s/green.yaml:9:16: not applied: quotas" in r.stdout, r.stdout
     assert host.link_json() == snapshot
     assert host.audit("layers")[-1]["result"] == "refused"
-    r = host.ctl("layers", "apply --skip eswitch /root/pol-s")
-    assert r.returncode == 0 and "not applied: eswitch" in r.stdout, r.stdout
+    r = host.ctl("layers", "apply --skip quotas /root/pol-s")
+    assert r.returncode == 0 and "not applied: quotas" in r.stdout, r.stdout
     assert host.vfs() == EXPECT_B
 
 

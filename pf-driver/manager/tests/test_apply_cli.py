@@ -53,26 +53,36 @@ def test_unchanged_host_reports_so_and_runs_nothing(tmp_path):
 
 
 def test_files_needing_unapplied_layers_are_refused_untouched(tmp_path):
+    t = T + "rdma: {quotas: {qps: 64}}\n"
+    r = answers(devlink=False)
+    rc, out = ctl(tmp_path, "apply", files(tmp_path, t=t), runner=r)
+    assert rc == E_UNAPPLIED, out
+    d = tmp_path / "pol"
+    assert f"{d}/t.yaml:10:16: not applied: quotas: RDMA quotas" in out, out
+    assert "refused: nothing changed" in out
+    assert changes_made(r) == [] and not (tmp_path / "state" / "journal.json").exists()
+    rec = audit.tail(str(tmp_path / "state" / "audit.jsonl"))[0]
+    assert rec["result"] == "refused" and set(rec["not_applied"]) == {"quotas"}
+    # skipping them applies the rest (here: nothing differs)
+    rc, out = ctl(tmp_path, "apply", "--skip", "quotas", files(tmp_path, t=t))
+    assert rc == E_OK and "not applied: quotas" in out and "no changes" in out, out
+    assert ctl(tmp_path, "apply", "--skip-unapplied", files(tmp_path, t=t))[0] == E_OK
+    # rate, dcb, eswitch and flower are layers of their own now: not skippable
+    for layer in ("rate", "eswitch", "flower"):
+        with pytest.raises(SystemExit):
+            cli.main(["apply", "--skip", layer, "x.yaml"])
+
+
+def test_switchdev_and_acls_on_a_pf_without_devlink_are_a_live_error(tmp_path):
+    """The eswitch mode and the representors are read through devlink: a PF
+    without it cannot be compared, so apply stops before any change (exit 3)."""
     host = HOST.replace("line_rate", "eswitch_mode: switchdev, line_rate")
     t = T + "acl: [{action: deny, protocol: tcp, dst_port: 22}]\n"
     r = answers(devlink=False)
     rc, out = ctl(tmp_path, "apply", files(tmp_path, host=host, t=t), runner=r)
-    assert rc == E_UNAPPLIED, out
-    d = tmp_path / "pol"
-    assert f"{d}/host.yaml:3:49: not applied: eswitch: devlink eswitch mode" in out
-    assert f"{d}/t.yaml:10:6: not applied: flower:" in out
-    assert "refused: nothing changed" in out
+    assert rc == E_LIVE, out
+    assert "devlink -j dev eswitch show" in out and "Failed to connect to devlink" in out, out
     assert changes_made(r) == [] and not (tmp_path / "state" / "journal.json").exists()
-    rec = audit.tail(str(tmp_path / "state" / "audit.jsonl"))[0]
-    assert rec["result"] == "refused" and set(rec["not_applied"]) == {"eswitch", "flower"}
-    # skipping them applies the rest (here: nothing differs)
-    rc, out = ctl(tmp_path, "apply", "--skip", "eswitch", "--skip", "flower",
-                  files(tmp_path, host=host, t=t))
-    assert rc == E_OK and "not applied: flower" in out and "no changes" in out, out
-    assert ctl(tmp_path, "apply", "--skip-unapplied", files(tmp_path, host=host, t=t))[0] == E_OK
-    # rate and dcb are layers of their own now: not skippable
-    with pytest.raises(SystemExit):
-        cli.main(["apply", "--skip", "rate", "x.yaml"])
 
 
 def test_rate_asked_of_a_pf_without_devlink_is_a_live_error(tmp_path):

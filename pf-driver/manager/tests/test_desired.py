@@ -38,12 +38,19 @@ def test_rate_tree_in_bytes_per_second():
 
 def test_flower_rules_carry_owned_cookies():
     d = compiled()
-    rules = d["flower"]
-    assert len(rules) == 3 * 4                              # three ACL rules on blue's four VFs
-    assert all(r["cookie"].startswith(desired.COOKIE_MAGIC) and len(r["cookie"]) == 32 for r in rules)
-    assert [r["pref"] for r in rules if r["vf"] == 0] == [1000, 1001, 1002]
-    # the same rule on two VFs: one cookie; two different rules: two cookies
-    assert len({r["cookie"] for r in rules}) == 3
+    f = d["flower"]
+    # blue (VFs 0-3): deny tcp to 10.20.0.0/16:22 (IPv4: the subnet says so),
+    # police udp (no family: one filter per family), allow any (one filter)
+    assert sorted(f) == [0, 1, 2, 3] and all(f[n] == f[0] for n in f)
+    assert {p: (x["protocol"], x["ip_proto"], x["action"]) for p, x in f[0].items()} == {
+        1000: ("ip", "tcp", "drop"), 1002: ("ip", "udp", "police"),
+        1003: ("ipv6", "udp", "police"), 1004: ("all", "", "pass")}
+    assert f[0][1000]["dst"] == "10.20.0.0/16" and f[0][1000]["dst_port"] == [22, 22]
+    assert f[0][1002]["_police"] == {"rate": 100 * 10**6 // 8, "burst": 65536}
+    cookies = {x["cookie"] for x in f[0].values()}
+    assert all(c.startswith(desired.COOKIE_MAGIC) and len(c) == 32 for c in cookies)
+    # a rule's twins share its cookie; two different rules: two cookies
+    assert len(cookies) == 3 and f[0][1002]["cookie"] == f[0][1003]["cookie"]
     assert desired.cookie("blue", 0, {"a": 1}) != desired.cookie("blue", 0, {"a": 2})
 
 

@@ -91,4 +91,53 @@ def test_unapplied_layers_named_with_their_place(tmp_path):
     p = policy.load([str(tmp_path)])
     got = {(layer, w.line, w.col) for layer, _, w in layers.needed_unapplied(p, desired.compile_policy(p))}
     # rate is applied now (devlink rate works in legacy mode on vfwarp_pf)
-    assert got == {("eswitch", 3, 49), ("networks", 3, 7)}
+    # rate, eswitch and flower are applied now; networks are implied by a tenant
+    assert got == {("networks", 3, 7)}
+
+
+DEV = "pci/0000:01:00.0"
+DROP = {"protocol": "ip", "handle": 1, "chain": 0, "ip_proto": "udp", "src": "", "dst": "",
+        "dst_port": [5000, 5999], "action": "drop", "mirror_vf": "", "_police": None,
+        "cookie": desired.COOKIE_MAGIC + "11" * 12, "skip_sw": True, "in_hw": True, "other_keys": []}
+
+
+def switchdev_model():
+    m = layers.PfHost(PF, eswitch=True, flower=True)
+    m._dev = DEV                         # what read() finds out
+    return m
+
+
+def test_eswitch_mode_then_filters_and_back():
+    """legacy -> switchdev: the mode (then udev names the representors), the
+    VFs' settings, then the filters; each undone by its inverse."""
+    before = dict(state(2), eswitch={"mode": "legacy"}, flower={})
+    target = dict(state(2), eswitch={"mode": "switchdev"}, flower={0: {1000: dict(DROP, handle=None)}})
+    steps = switchdev_model().steps(before, target)
+    assert [(s.layer, s.summary.split(":")[0]) for s in steps] == [("eswitch", "mode"), ("flower", "add")]
+    mode = lambda m: ["devlink", "dev", "eswitch", "set", DEV, "mode", m]  # noqa: E731
+    settle = ["udevadm", "settle", "-t", "20"]
+    assert argvs(steps[0].do) == [mode("switchdev"), settle]
+    assert argvs(steps[0].undo) == [mode("legacy"), settle]
+    add, = steps[1].do
+    assert (add["flower"], add["vf"], add["pref"], add["skip_sw"], add["filter"]["handle"]) == \
+        ("add", 0, 1000, True, 1)
+    assert add["where"] == {"dev": DEV, "netns": None, "reprs": None}   # looked up when it runs
+    assert steps[1].undo[0]["flower"] == "del"
+
+
+def test_filters_leave_before_their_representors_do():
+    """switchdev -> legacy, or a VF count change: the owned filters are
+    removed first, so their undo (re-adding them) comes after the undo of
+    the mode or count change has brought the representors back."""
+    have = dict(state(2), eswitch={"mode": "switchdev"}, flower={0: {1000: DROP}})
+    for target in (dict(state(2), eswitch={"mode": "legacy"}, flower={}),
+                   dict(state(3), eswitch={"mode": "switchdev"}, flower={0: {1000: dict(DROP, handle=None)}})):
+        steps = switchdev_model().steps(have, target)
+        layers_ = [s.layer for s in steps]
+        assert layers_[0] == "flower" and steps[0].do[0]["flower"] == "del", layers_
+        assert steps[0].undo[0]["filter"] == DROP           # re-created as it was read
+        if target["eswitch"]["mode"] == "legacy":
+            assert layers_ == ["flower", "eswitch"]
+        else:                                               # removed, VFs re-created, added again
+            assert layers_ == ["flower", "sriov", "sriov", "flower"], layers_
+            assert steps[-1].do[0]["flower"] == "add"

@@ -13,7 +13,9 @@ DATA = HERE / "data"
 PF = "enp1s0"
 
 
-def answers(numvfs=4, total=16, ip_sample="ip-link-pf-4vfs.json", devlink=True):
+def answers(numvfs=4, total=16, ip_sample="ip-link-pf-4vfs.json", devlink=True, tc=None):
+    """The tools' answers for the samples; tc: {representor: (json text, text)}
+    (a representor not named has no filters)."""
     def res(argv, name, rc=0):
         return Result(tuple(argv), rc, (DATA / name).read_text() if name else "",
                       "" if rc == 0 else "Failed to connect to devlink Netlink\n")
@@ -26,6 +28,12 @@ def answers(numvfs=4, total=16, ip_sample="ip-link-pf-4vfs.json", devlink=True):
          res(("ip", "-j", "-d", "link", "show", "dev", PF), ip_sample)}
     for argv, name in zip(dl, names):
         a[argv] = res(argv, name) if devlink else res(argv, None, 1)
+    for n in range(4):          # the representors devlink-port-switchdev.json names
+        dev = f"enp1s0pf0vf{n}"
+        js, txt = (tc or {}).get(dev, ("[]", ""))
+        for argv, out in ((("tc", "-j", "filter", "show", "dev", dev, "ingress"), js),
+                          (("tc", "filter", "show", "dev", dev, "ingress"), txt)):
+            a[argv] = Result(argv, 0, out, "")
     return Replay(a, files={f"/sys/class/net/{PF}/device/sriov_numvfs": f"{numvfs}\n",
                             f"/sys/class/net/{PF}/device/sriov_totalvfs": f"{total}\n"},
                   links={f"/sys/class/net/{PF}/device": "0000:01:00.0"})

@@ -4,7 +4,7 @@ host model plans and the transaction runs and journals (JSON-able dicts).
 """
 from dataclasses import dataclass, field
 
-from . import live
+from . import flower_layer, live
 
 
 def write_action(path, text):
@@ -27,6 +27,8 @@ def run_action(runner, action):
         argv = list(action["argv"])
         argv[i] = f"{dev}/{ports[vf]}"
         runner.check(argv)
+    elif "flower" in action:
+        flower_layer.run_flower(runner, action, lambda where: flower_layer.reprs_of(runner, where))
     elif "argv" in action:
         runner.check(action["argv"])
     elif "write" in action:
@@ -36,6 +38,8 @@ def run_action(runner, action):
 
 
 def describe_action(action):
+    if "flower" in action:
+        return f"tc filter {action['flower']} (vf {action['vf']} pref {action['pref']})"
     if "argv" in action:
         return " ".join(action["argv"])
     return f"echo {action['text']} > {action['write']}"

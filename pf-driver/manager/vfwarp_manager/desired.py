@@ -11,7 +11,7 @@ an apply knows what it may change or remove and never touches the rest:
                tx_weight, tx_priority          tenant has is at the root, weight and priority 0);
                                                its tx_share/tx_max are the VF's ip link rates
   line         devlink param line_rate_kbps    the host file says enforce_line_rate: true
-  flower       tc flower on the VF representor an action cookie starts with COOKIE_MAGIC
+  flower       tc flower on the VF representors an action cookie starts with COOKIE_MAGIC
   dcb          dcb ets, maxrate, app dscp-prio, the host file has traffic_classes (ets,
                apptrust on the PF              maxrate), dscp_prio (the DSCP table), apptrust
   networks     libvirt network vfwarp-TENANT   its name starts with NETWORK_PREFIX and its
@@ -27,7 +27,7 @@ NODE_PREFIX = "vfw-"
 NETWORK_PREFIX = "vfwarp-"
 NETWORK_META_NS = "urn:vfwarp:manager:1"
 COOKIE_MAGIC = "76667701"        # 'vfw' 0x01: tc action cookies vfwarpctl owns
-FLOWER_PREF_BASE = 1000          # rule k of a tenant is pref FLOWER_PREF_BASE + k
+FLOWER_PREF_BASE = 1000          # rule k of a tenant: pref FLOWER_PREF_BASE + 2k (+1: its IPv6 twin)
 
 # What a VF looks like when nobody configured it (the PF driver's defaults, as
 # `ip -d link show` prints them on a fresh VF; tests/lab/test_vf_config.py).
@@ -58,7 +58,7 @@ def compile_policy(p):
         "rate_leaves": {},
         "line": {"kbps": h["adapter"]["line_rate"] // 1000} if h["adapter"]["enforce_line_rate"]
         else None,
-        "flower": [],
+        "flower": {},            # {vf: {pref: filter}} (flower_layer.py)
         "dcb": _dcb(h),
         "networks": {},
         "quotas": {},
@@ -89,11 +89,12 @@ def compile_policy(p):
                 "tx_share": (r["tx_share"] or 0) // 8, "tx_max": (r["tx_max"] or 0) // 8,
                 "tx_priority": r["tx_priority"] or 0, "tx_weight": r["tx_weight"] or 0,
                 "parent": "", "owner": owner}
+        from .flower_layer import compile_rule      # it imports this module's constants
         for i, rule in enumerate(d["acl"] or []):
             plain = {k: (str(v) if v is not None and k in ("src", "dst") else v) for k, v in rule.items()}
-            for n in t.vfs:
-                out["flower"].append({"vf": n, "pref": FLOWER_PREF_BASE + i, "rule": plain,
-                                      "cookie": cookie(t.name, i, plain), "owner": owner})
+            for pref, f in compile_rule(i, plain, cookie(t.name, i, plain)).items():
+                for n in t.vfs:
+                    out["flower"].setdefault(n, {})[pref] = dict(f, owner=owner)
         out["networks"][NETWORK_PREFIX + t.name] = {
             "forward": "hostdev", "vfs": list(t.vfs), "vlan": d["vlan"], "owner": owner}
         q = (d["rdma"] or {}).get("quotas")

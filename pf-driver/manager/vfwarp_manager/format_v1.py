@@ -81,8 +81,9 @@ POLICE = Obj({
 ACL_RULE = Obj({
     "action": Field(Enum(("allow", "deny", "police", "mirror"), doc="what to do with a match"),
                     required=True),
-    "direction": Field(Enum(("egress", "ingress"), doc="egress: sent by the tenant's VFs; "
-                            "ingress: delivered to them"), default="egress"),
+    "direction": Field(Enum(("egress", "ingress"), doc="egress: sent by the tenant's VFs "
+                            "(the only direction the adapter enforces); ingress: delivered to "
+                            "them (refused: acl-direction)"), default="egress"),
     "protocol": Field(Enum(("ipv4", "ipv6", "tcp", "udp", "icmp", "any"), doc="what the rule matches"),
                       default="any"),
     "src": Field(Subnet(doc="source subnet")),

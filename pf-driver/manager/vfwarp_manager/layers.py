@@ -10,19 +10,23 @@ target, None means "not managed here: leave it as it is".
 
 Applied, for the PF a host file names (model "pf"):
   sriov   sysfs sriov_numvfs                      first: the VFs must exist
+  eswitch devlink eswitch mode                    representors exist in switchdev only
   vfs     ip link set PF vf N mac/vlan+qos/spoofchk/trust/state/min+max_tx_rate
   rate    devlink rate: nodes vfw-TENANT, VF leaves' parent/weight/priority,
           the line rate param (rate_layer.py: interleaved with vfs so that
           guarantees fit at every step)
+  flower  tc flower filters on the VF representors (flower_layer.py); when
+          the VFs or the eswitch mode change, the owned filters are removed
+          before (they would vanish with their representors, and their undo
+          must come after the representors are back) and added after
   dcb     dcb ets, maxrate, app dscp-prio, apptrust (dcb_layer.py)
 
-Compiled but not applied yet (NOT_APPLIED says why): eswitch, flower,
-networks, quotas.
+Compiled but not applied yet (NOT_APPLIED says why): networks, quotas.
 """
 import copy
 import os
 
-from . import dcb_layer, live, rate_layer
+from . import dcb_layer, flower_layer, live, rate_layer
 # actions.py holds actions and steps; host models use them from here.
 from .actions import Step, argv_action, describe_action, run_action, write_action  # noqa: F401
 from .desired import LEAF_DEFAULTS, VF_DEFAULTS
@@ -30,8 +34,6 @@ from .desired import LEAF_DEFAULTS, VF_DEFAULTS
 # Why each compiled layer is not applied yet; `apply` refuses files that ask
 # for one unless told to skip it (--skip LAYER / --skip-unapplied).
 NOT_APPLIED = {
-    "eswitch": "devlink eswitch mode: vfwarp_pf has legacy mode only (switchdev: issue 16)",
-    "flower": "tc flower on VF representors: vfwarp_pf has no representors yet (issue 16)",
     "quotas": "RDMA quotas: no host interface to the device's quota command yet",
     "networks": "libvirt networks: not written yet (needs libvirt-python on the host)",
 }
@@ -43,14 +45,9 @@ IMPLIED = {"networks"}
 def needed_unapplied(policy, desired):
     """[(layer, why, where)] for what the files ask for that is not applied,
     `where` the file:line:col of the key that asks for it."""
-    h = policy.host
     out = []
-    if desired["eswitch"]["mode"] != "legacy":
-        out.append(("eswitch", h.at("adapter", "eswitch_mode")))
     for t in policy.tenants:
         d, f = t.data, t.file
-        if d["acl"]:
-            out.append(("flower", f.at("acl")))
         if (d["rdma"] or {}).get("quotas"):
             out.append(("quotas", f.at("rdma", "quotas")))
     if desired["networks"]:
@@ -68,8 +65,8 @@ def mismatches(live_state, target, path=()):
         if not isinstance(live_state, dict):
             return [f"{' '.join(map(str, path))}: {live_state!r}, want {target!r}"]
         for k in sorted(target, key=str):
-            if target[k] is None:
-                continue
+            if target[k] is None or str(k).startswith("_"):
+                continue                # not managed; '_': carried, not compared (flower_layer)
             if k not in live_state:
                 out.append(f"{' '.join(map(str, path + (k,)))}: missing")
                 continue
@@ -137,20 +134,29 @@ def apply_vf(have, want):
 
 
 class PfHost:
-    """sriov_numvfs, the per-VF `ip link` settings, the devlink rate tree and
-    line rate, and DCB of one PF. The scope says which of the optional
+    """sriov_numvfs, the eswitch mode, the per-VF `ip link` settings, the
+    devlink rate tree and line rate, the flower filters on the VFs'
+    representors and DCB of one PF. The scope says which of the optional
     layers this model reads and changes (kept in journals and snapshots,
     so a rollback reads what its apply read):
-      rate  devlink rate nodes and VF leaves (the PF has devlink rate, or
-            the files ask for it)
-      line  the devlink param line_rate_kbps (enforce_line_rate)
-      dcb   the DCB parts the host file owns (dcb_layer.PARTS)"""
+      eswitch  devlink eswitch mode (the files ask for switchdev, or the PF
+               is in switchdev mode: a host file saying legacy puts it back)
+      rate     devlink rate nodes and VF leaves (the PF has devlink rate, or
+               the files ask for it)
+      line     the devlink param line_rate_kbps (enforce_line_rate)
+      flower   owned filters on the representors (the files have ACLs, or
+               the PF is in switchdev mode: owned filters may have to go)
+      skip_sw  flower filters in the adapter only (default); false runs them
+               in software (VFWARP_FLOWER_SOFTWARE=1, for tests)
+      dcb      the DCB parts the host file owns (dcb_layer.PARTS)"""
 
     kind = "pf"
-    LAYERS = ("sriov", "vfs", "rate", "line", "dcb")
+    LAYERS = ("sriov", "eswitch", "vfs", "rate", "line", "flower", "dcb")
 
-    def __init__(self, pf, rate=False, line=False, dcb=()):
+    def __init__(self, pf, rate=False, line=False, dcb=(), eswitch=False, flower=False,
+                 skip_sw=True):
         self.pf, self.rate, self.line, self.dcb = pf, bool(rate), bool(line), list(dcb)
+        self.eswitch, self.flower, self.skip_sw = bool(eswitch), bool(flower), bool(skip_sw)
         self.numvfs_path = os.path.join(live.SYSFS_NET, pf, "device", "sriov_numvfs")
         self._dev = None
 
@@ -163,11 +169,25 @@ class PfHost:
         asks = bool(desired["rate_nodes"]) or any(
             leaf[p] != LEAF_DEFAULTS[p] for leaf in desired["rate_leaves"].values() for p in LEAF_DEFAULTS)
         rate = asks or live.has_rate_tree(runner, pf)
-        return cls(pf, rate, desired["line"] is not None, dcb_layer.parts(desired["dcb"]))
+        try:
+            live_mode = live.read_eswitch(runner, live.devlink_dev(runner, pf))
+        except live.LiveError:
+            live_mode = None       # no devlink: nothing to read unless the files ask
+        switchdev = live_mode == "switchdev"
+        return cls(pf, rate, desired["line"] is not None, dcb_layer.parts(desired["dcb"]),
+                   eswitch=desired["eswitch"]["mode"] != "legacy" or switchdev,
+                   flower=bool(desired["flower"]) or switchdev,
+                   skip_sw=os.environ.get("VFWARP_FLOWER_SOFTWARE") != "1")
 
     @property
     def scope(self):
-        return {"pf": self.pf, "rate": self.rate, "line": self.line, "dcb": self.dcb}
+        return {"pf": self.pf, "rate": self.rate, "line": self.line, "dcb": self.dcb,
+                "eswitch": self.eswitch, "flower": self.flower, "skip_sw": self.skip_sw}
+
+    @property
+    def where(self):
+        """How a flower action finds the representors (flower_layer.reprs_of)."""
+        return {"dev": self._dev, "netns": None, "reprs": None}
 
     def dev(self, runner):
         if self._dev is None:
@@ -177,9 +197,25 @@ class PfHost:
     def read(self, runner):
         st = {"sriov": {"numvfs": live.read_sriov(runner, self.pf)["numvfs"]},
               "vfs": live.read_ip_link_vfs(runner, self.pf)}
+        if self.eswitch:
+            st["eswitch"] = {"mode": live.read_eswitch(runner, self.dev(runner))}
         st.update(self.read_devlink(runner))
+        if self.flower:
+            st["flower"] = self.read_flower(runner)
         st.update(self.read_dcb(runner))
         return st
+
+    def read_flower(self, runner):
+        """{vf: {pref: filter}}: the owned filters of each VF's representor
+        (VFs without one, or without owned filters, are left out)."""
+        reprs = live.read_vf_reprs(runner, self.dev(runner))
+        by_name = {name: vf for vf, name in reprs.items()}
+        out = {}
+        for vf, name in sorted(reprs.items()):
+            fs = flower_layer.read_dev(runner, name, None, by_name)
+            if fs:
+                out[vf] = fs
+        return out
 
     def read_devlink(self, runner):
         st = {}
@@ -207,6 +243,11 @@ class PfHost:
                            "leaves": {int(k): v for k, v in state["rate"]["leaves"].items()}}
         if "line" in state:
             out["line"] = state["line"]
+        if "eswitch" in state:
+            out["eswitch"] = state["eswitch"]
+        if "flower" in state:
+            out["flower"] = {int(vf): {int(p) if str(p).isdigit() else p: f for p, f in fs.items()}
+                             for vf, fs in state["flower"].items()}
         if "dcb" in state:
             out["dcb"] = dict(state["dcb"])
             if out["dcb"].get("dscp_prio") is not None:
@@ -225,6 +266,12 @@ class PfHost:
                            for n, v in desired["rate_leaves"].items()}}
         if self.line:
             t["line"] = {"kbps": desired["line"]["kbps"]}
+        if self.eswitch:
+            t["eswitch"] = {"mode": desired["eswitch"]["mode"]}
+        if self.flower:
+            t["flower"] = {vf: {p: flower_layer.target_filter(
+                {k: v for k, v in f.items() if k != "owner"}, self.skip_sw) for p, f in fs.items()}
+                for vf, fs in desired["flower"].items()}
         if self.dcb:
             t["dcb"] = dcb_layer.target(desired["dcb"], self.dcb)
         return t
@@ -259,10 +306,19 @@ class PfHost:
         pf, b_n, t_n = self.pf, before["sriov"]["numvfs"], target["sriov"]["numvfs"]
         managed_rate = self.rate and target.get("rate") is not None
         dev = self._dev                   # known once read() has run
-        if (managed_rate or self.line) and dev is None:
+        if (managed_rate or self.line or self.eswitch or self.flower) and dev is None:
             raise RuntimeError("PfHost.steps: read the live state first (the devlink instance)")
         cur_rate = copy.deepcopy(before["rate"]) if managed_rate else None
         out = []
+        esw_have = before["eswitch"]["mode"] if self.eswitch else None
+        esw_want = target["eswitch"]["mode"] if self.eswitch else None
+        flower_have = before.get("flower", {}) if self.flower else None
+        if flower_have and (b_n != t_n or esw_have != esw_want):
+            # The representors (and their filters) go with the VFs or the
+            # mode: remove the filters first, so that their undo, after the
+            # representors are back, puts them back.
+            out += flower_layer.steps(self.where, flower_have, {}, self.skip_sw, Step)
+            flower_have = {}
         if b_n != t_n:
             write = lambda n: write_action(self.numvfs_path, n)  # noqa: E731
             # Removing VFs forgets their settings: undoing it re-creates them and
@@ -280,6 +336,11 @@ class PfHost:
                 cur_rate["leaves"] = {n: dict(LEAF_DEFAULTS) for n in range(t_n)}
         else:
             have_vfs = dict(before["vfs"])
+        if esw_have != esw_want:
+            settle = argv_action(["udevadm", "settle", "-t", "20"])  # representor names
+            mode = lambda m: argv_action(["devlink", "dev", "eswitch", "set", dev, "mode", m])  # noqa: E731
+            out.append(Step("eswitch", dev, f"mode: {esw_have} -> {esw_want}",
+                            [mode(esw_want), settle], [mode(esw_have), settle]))
         rp = rate_layer.RatePlan(dev, cur_rate, target.get("rate"),
                                  copy.deepcopy(before.get("line")) if self.line else None,
                                  target.get("line") if self.line else None)
@@ -307,13 +368,17 @@ class PfHost:
             s = self._vf_step(n, have, want)
             if s:
                 out.append(s)
+        if self.flower and target.get("flower") is not None:
+            out += flower_layer.steps(self.where, flower_have, target["flower"], self.skip_sw, Step)
         if self.dcb and target.get("dcb") is not None:
             out += dcb_layer.steps(pf, before["dcb"], target["dcb"])
         return out
 
 
 MODELS = {"pf": lambda scope: PfHost(scope["pf"], scope.get("rate", False),
-                                     scope.get("line", False), scope.get("dcb", ()))}
+                                     scope.get("line", False), scope.get("dcb", ()),
+                                     scope.get("eswitch", False), scope.get("flower", False),
+                                     scope.get("skip_sw", True))}
 
 
 def model_from(kind, scope):

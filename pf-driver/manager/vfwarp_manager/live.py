@@ -1,11 +1,11 @@
 """Readers of the live state, from the kernel through the standard tools'
-JSON output (iproute2: ip, devlink) and sysfs. Nothing here
+JSON output (iproute2: ip, devlink, tc, dcb) and sysfs. Nothing here
 remembers what the manager did: plan and drift compare files with these.
 
 Each reader returns plain data in the same shape desired.py produces, so a
 diff is a dict comparison. Formats follow iproute2's printers (ip/ipaddress.c
 print_vfinfo, devlink/devlink.c pr_out_port_fn_rate, dcb/dcb_*.c); the tc
-reader comes with the PF driver's representors (issue 16). See
+flower reader is flower_layer.read_dev. See
 tests/data/README.md for the captured samples.
 """
 import json
@@ -103,6 +103,25 @@ def parse_devlink_vf_ports(doc, dev):
                 and isinstance(a.get("vfnum"), int):
             out[idx] = a["vfnum"]
     return out
+
+
+def parse_devlink_vf_reprs(doc, dev):
+    """`devlink -j port show DEV` -> {VF number: representor netdev}: in
+    switchdev mode a VF's devlink port names its representor (`netdev`)."""
+    out = {}
+    for handle, a in ((doc or {}).get("port") or {}).items():
+        if handle.rpartition("/")[0] == dev and isinstance(a, dict) and a.get("flavour") == "pcivf" \
+                and isinstance(a.get("vfnum"), int) and a.get("netdev"):
+            out[a["vfnum"]] = a["netdev"]
+    return out
+
+
+def read_vf_reprs(runner, dev):
+    return parse_devlink_vf_reprs(_json(runner, ["devlink", "-j", "port", "show", dev]), dev)
+
+
+def read_eswitch(runner, dev):
+    return parse_devlink_eswitch(_json(runner, ["devlink", "-j", "dev", "eswitch", "show", dev]))
 
 
 def devlink_dev(runner, pf):

@@ -14,7 +14,7 @@ the VF. Labels, from least to most disruptive:
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from . import layers, rate_layer
+from . import flower_layer, layers, rate_layer
 from . import live as lv
 from .desired import LEAF_DEFAULTS, VF_DEFAULTS
 from .runner import Runner
@@ -75,13 +75,16 @@ def read_live(runner: Runner, desired):
         state.pop("line", None)
         if want_devlink:
             state["unread"]["devlink"] = str(e)
+    if model.flower:
+        try:
+            state["flower"] = model.read_flower(runner)
+        except lv.LiveError as e:
+            state["unread"]["flower"] = str(e)
     try:
         state.update(model.read_dcb(runner))
     except lv.LiveError as e:
         state["unread"]["dcb"] = str(e)
     state["_target"] = model.target(desired)
-    if desired["flower"]:
-        state["unread"]["flower"] = "tc flower on representors: compiled, not yet read (issue 16)"
     if desired["networks"]:
         state["unread"]["networks"] = "libvirt networks: compiled, not yet read (libvirt-python)"
     if desired["quotas"]:
@@ -117,6 +120,8 @@ def diff(live, desired):
         h, w = live["line"]["kbps"], target["line"]["kbps"]
         if h != w:
             out.append(Change("line", live["devlink_dev"], "line_rate_kbps", h, w, "hitless"))
+    if live.get("flower") is not None and target.get("flower") is not None:
+        out += _diff_flower(desired["pf"], live["flower"], target["flower"], desired["flower"])
     if live.get("dcb") is not None and target.get("dcb") is not None:
         out += _diff_dcb(desired["pf"], live["dcb"], target["dcb"])
     return out
@@ -149,6 +154,22 @@ def _diff_rates(rate, target, recreate):
                 f = _root if prop == "parent" else (lambda v: v)
                 out.append(Change("rate-leaf", f"vf {n}", prop, f(have[prop]), f(want[prop]),
                                   "hitless"))
+    return out
+
+
+def _diff_flower(pf, have, want, compiled):
+    """One line per filter that is missing, differs or goes (hitless: a
+    rule changes what a VF may send, not the VF). Described from the
+    compiled rule (the target leaves out what tc -j cannot show)."""
+    out = []
+    for vf in sorted(set(have) | set(want)):
+        h, w = have.get(vf, {}), want.get(vf, {})
+        for p in sorted(set(h) | set(w), key=str):
+            hd = flower_layer.describe(h[p]) if p in h else None
+            wd = flower_layer.describe(compiled[vf][p]) if p in w else None
+            if p in h and p in w and not flower_layer.differs(h[p], w[p]):
+                continue
+            out.append(Change("flower", f"{pf} vf {vf}", f"pref {p}", hd, wd, "hitless"))
     return out
 
 

@@ -217,6 +217,14 @@ def _check_acl_rule(t, i, r, own_set, errors):
     if r["mirror_to"] is not None and own_set is None:
         _err(errors, at("mirror_to"), "vf-override-needs-index",
              "mirror_to needs the tenant's VFs by range or indices, not count")
+    if r["direction"] == "ingress":
+        # The PF driver offloads flower on a representor's ingress block
+        # only (what the VF sends: pf_tc.c binds ingress blocks); a rule on
+        # what a VF receives has no place in the adapter, so it is refused
+        # here rather than by the kernel halfway through an apply.
+        _err(errors, at("direction"), "acl-direction",
+             "the adapter enforces rules on what a VF sends (egress) only; write a rule on "
+             "traffic to this tenant as an egress rule of the tenants sending it")
     if r["dst_port"] is not None and r["protocol"] not in ("tcp", "udp"):
         _err(errors, at("dst_port"), "acl-port-needs-l4",
              f"dst_port needs protocol tcp or udp (protocol is {r['protocol']})")
@@ -299,6 +307,17 @@ def vf_settings(tenant, k, n):
     }
 
 
+ESW_RULES_MAX = 65536          # rules in the adapter's switch, all scopes
+ESW_METERS_MAX = 4095          # police meters
+
+
+def acl_filters(rule):
+    """Flower filters one rule compiles to (flower_layer.compile_rule): two
+    for an L4 protocol without a family or subnet (IPv4 and IPv6), else one."""
+    return 2 if rule["protocol"] in ("tcp", "udp", "icmp") and rule["src"] is None \
+        and rule["dst"] is None else 1
+
+
 def _check_across(host, tenants, totalvfs, errors):
     h = host.data
     num_vfs = h["adapter"]["num_vfs"]
@@ -349,6 +368,7 @@ def _check_across(host, tenants, totalvfs, errors):
         t.vfs, free = free[:cnt], free[cnt:]
 
     vlans, macs = {}, {}
+    acl_totals = {}
     share_total, vf_share_total = 0, 0
     class_sum = {}
     for t in sorted(tenants, key=lambda t: t.name):
@@ -365,6 +385,18 @@ def _check_across(host, tenants, totalvfs, errors):
             _err(errors, f.at("acl"), "needs-switchdev",
                  "acl compiles to tc flower on representors, which needs eswitch_mode switchdev",
                  host.at("adapter"))
+        if d["acl"]:
+            # The adapter's rule table (docs/switchdev.md; vfwarp_admin.h ESW_RULE_*):
+            # 65536 rules in all, one police meter per police filter, 4095 in all.
+            fl = sum(acl_filters(r) for r in d["acl"]) * len(t.vfs)
+            po = sum(acl_filters(r) for r in d["acl"] if r["action"] == "police") * len(t.vfs)
+            for what, n, limit in (("filters", fl, ESW_RULES_MAX), ("police meters", po, ESW_METERS_MAX)):
+                before = acl_totals.get(what, 0)
+                acl_totals[what] = before + n
+                if acl_totals[what] > limit >= before:
+                    _err(errors, f.at("acl"), "acl-capacity",
+                         f"with tenant '{t.name}' the ACLs need {acl_totals[what]} {what} (rules x "
+                         f"address families x VFs), above the adapter's {limit}")
         vf_shares = 0
         for k, n in enumerate(t.vfs):
             s = vf_settings(t, k, n)
