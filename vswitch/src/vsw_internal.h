@@ -82,6 +82,10 @@ typedef struct vsw_crule {
     uint16_t mirror_port, meter;
     uint32_t index;         /* the user's rule index                        */
     uint16_t redirect_port;
+    /* VSW_ACTF_VLAN_PUSH's tag (pcp << 13 | vid): here and not in vsw_act,
+     * which it would grow from 32 to 40 bytes for an action only the rare
+     * rule has (read from the crule at the same rank when the flag is set) */
+    uint16_t vlan_tci;
 } vsw_crule;
 
 /* A decision tree.  Every node is one 64-bit descriptor stored in its
