@@ -230,7 +230,7 @@ egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint3
         return 0;
     }
     const vsw_ports *pt = cs->ports;
-    const vsw_portset *mem = &pt->member[d->vid];
+    const vsw_portset *mem = &pt->member->v[d->vid];
     /* built in place word by word: a local set copied into the decision
      * was stored as 8-byte words and reloaded as one 16-byte vector, which
      * store forwarding cannot serve (measured: ~4 ns a frame) */
