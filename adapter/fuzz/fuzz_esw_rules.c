@@ -7,7 +7,8 @@
  * taken raw) and the 128 bytes the device reads when it DMAs the rule (at
  * any address the descriptor names inside a small PF memory window); or an
  * event (NumVFs change, a frame injected as a function's or the wire's
- * traffic, time passing).
+ * traffic, untagged or 802.1Q-tagged so VLAN push and pop rules meet both,
+ * time passing). fuzz_esw_rules.dict has the rule fields' telling values.
  *
  * Invariants checked (abort on violation):
  *   - the descriptor comes back DONE, with ERR exactly when status != OK;
@@ -104,12 +105,18 @@ static size_t rules(void)
 
 static void inject(const uint8_t *in)
 {
-    uint8_t f[128];
+    uint8_t f[132];
     unsigned fn = in[1] % (2 + NVF);     /* NVF + 1: the wire */
     size_t o = 12;
 
     memset(f, 0, sizeof(f));
     memcpy(f, in + 8, 6);
+    if (in[3] & 2) {                    /* tagged: TCI from bytes 4-5 */
+        f[o++] = 0x81;
+        f[o++] = 0;
+        f[o++] = in[4];
+        f[o++] = in[5];
+    }
     if (fn == 0) {
         memcpy(f + 6, PF_MAC, 6);
     } else if (fn <= NVF) {

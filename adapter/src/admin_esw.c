@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * admin_esw.c - the admin queue's eswitch commands (hardware interface 2.2
- * and 2.3, include/vfwarp/vfwarp_admin.h, docs/switchdev.md): the switch's
+ * to 2.4, include/vfwarp/vfwarp_admin.h, docs/switchdev.md): the switch's
  * mode, legacy or switchdev, and the offloads of switchdev mode: rules
  * (tc flower filters) by cookie and FDB entries (the bridge's).
  *
@@ -87,9 +87,13 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
     memset(mc, 0, sizeof(*mc));
     *police = false;
     if (ld16(b + R(rsvd0)) || !all_zero(b + R(rsvd1), 3) ||
-        !all_zero(b + R(rsvd2), 16) || (match & ~VFW_ESW_M_ALL) ||
-        (act & ~VFW_ESW_A_ALL) ||
-        ((act & VFW_ESW_A_DROP) && (act & VFW_ESW_A_REDIRECT))) {
+        !all_zero(b + R(rsvd2), sizeof(((struct vfw_esw_rule *)0)->rsvd2)) ||
+        (match & ~VFW_ESW_M_ALL) || (act & ~VFW_ESW_A_ALL) ||
+        ((act & VFW_ESW_A_DROP) && (act & VFW_ESW_A_REDIRECT)) ||
+        ((act & VFW_ESW_A_VLAN_PUSH) && (act & VFW_ESW_A_VLAN_POP)) ||
+        /* the push's fields are reserved without a push */
+        (!(act & VFW_ESW_A_VLAN_PUSH) &&
+         (ld16(b + R(vlan_vid)) || b[R(vlan_prio)]))) {
         return VFW_AQ_S_INVAL;
     }
     if (ld32(b + R(chain))) {
@@ -192,6 +196,17 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
         }
         r->flags |= VSW_ACTF_SET_TC;
         r->set_tc = b[R(set_tc)];
+    }
+    if (act & VFW_ESW_A_VLAN_PUSH) {
+        r->vlan_vid = ld16(b + R(vlan_vid));
+        r->vlan_pcp = b[R(vlan_prio)];
+        if (r->vlan_vid < 1 || r->vlan_vid > 4094 || r->vlan_pcp > 7) {
+            return VFW_AQ_S_RANGE;
+        }
+        r->flags |= VSW_ACTF_VLAN_PUSH;
+    }
+    if (act & VFW_ESW_A_VLAN_POP) {
+        r->flags |= VSW_ACTF_VLAN_POP;
     }
     if (act & VFW_ESW_A_POLICE) {
         mc->mode = VSW_METER_BPS;

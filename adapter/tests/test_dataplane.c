@@ -1052,9 +1052,9 @@ static void test_esw_rules(void)
     r.chain = 1;
     CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_UNSUPPORTED);
     r.chain = 0;
-    r.rsvd2[15] = 1;
+    r.rsvd2[12] = 1;
     CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_INVAL);
-    r.rsvd2[15] = 0;
+    r.rsvd2[12] = 0;
     r.match = VFW_ESW_M_DST_IP;
     r.ip_version = 4;
     r.dst_plen = 24;
@@ -1266,6 +1266,112 @@ static void test_esw_vlan(void)
     vfw_dp_destroy(dp);
 }
 
+/* 2.4 VLAN push / pop rules: VF0's frames to a remote MAC known in VLAN
+ * 10 leave the wire tagged 10 (priority 5) with a push rule on VF0, and
+ * take the slow path untagged without it; the wire's frames of VLAN 10 to
+ * VF1 reach it untagged with a pop rule on the uplink (and the PF's slow
+ * path, still tagged, without). Counters; every bad field refused with
+ * its status and nothing changed. */
+static void test_esw_vlan_actions(void)
+{
+    struct vfw_dp *dp = fresh();
+    struct vfw_admin adm;
+    struct vfw_admin_ops aops = { .dma_read = a_mem_rd, .dma_write = a_none_wr, .qos_dp = dp };
+    struct vfw_aq_desc d;
+    struct vfw_esw_rule r, push, pop;
+    const uint8_t remote[6] = { 2, 0, 0, 9, 9, 9 };
+    uint8_t a[6], b[6], f[100];
+    uint64_t pf_rx, vf1_rx;
+    vsw_rule_table_stats rs;
+
+    CHECK(vfw_admin_init(&adm, &aops, 4) == 0);
+    vfw_admin_set_num_vfs(&adm, 2);
+    vmac(dp, 0, a);
+    vmac(dp, 1, b);
+    CHECK(esw_cmd(&adm, VFW_AQ_OP_ESW_SET_MODE, VFW_ESW_MODE_SWITCHDEV, &d) == VFW_AQ_S_OK);
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, remote, 10, VFW_ESW_PORT_UPLINK, &d) == VFW_AQ_S_OK);
+    CHECK(fdb_cmd(&adm, VFW_AQ_OP_ESW_FDB_ADD, b, 0, 1, &d) == VFW_AQ_S_OK);
+    /* without a rule VF0's untagged frame misses (remote is in VLAN 10) */
+    pf_rx = vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS);
+    frame_make(f, remote, a, 100, 1);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 0 && vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 1);
+    memset(&push, 0, sizeof(push));
+    push.scope = 0;
+    push.actions = VFW_ESW_A_VLAN_PUSH;
+    push.vlan_vid = 10;
+    push.vlan_prio = 5;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 1, &push, &d) == VFW_AQ_S_OK);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 1 && uplink_last_len == 104);
+    CHECK(uplink_last[12] == 0x81 && uplink_last[13] == 0 &&
+          uplink_last[14] == (5 << 5) && uplink_last[15] == 10);
+    CHECK(!memcmp(uplink_last, f, 12) && !memcmp(uplink_last + 16, f + 12, 88));
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 1);
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_STATS, 1, 0, &d) == VFW_AQ_S_OK);
+    CHECK(d.u.rule.packets == 1 && d.u.rule.bytes == 100);
+
+    /* pop on the uplink: VLAN 10 from the wire to VF1's MAC */
+    memcpy(f, b, 6);
+    memcpy(f + 6, remote, 6);
+    f[12] = 0x81; f[13] = 0; f[14] = 0; f[15] = 10;
+    f[16] = 0x88; f[17] = 0xb5;
+    memset(f + 18, 7, 82);
+    vf1_rx = vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS);
+    vfw_dp_uplink_rx(dp, f, 100);           /* no rule: (VF1, 10) misses */
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == vf1_rx);
+    CHECK(vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 2);
+    memset(&pop, 0, sizeof(pop));
+    pop.scope = VFW_ESW_PORT_UPLINK;
+    pop.actions = VFW_ESW_A_VLAN_POP;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 2, &pop, &d) == VFW_AQ_S_OK);
+    vfw_dp_uplink_rx(dp, f, 100);
+    CHECK(vfw_dp_stat(dp, 2, VFW_STAT_RX_PKTS) == vf1_rx + 1);
+    CHECK((rx_desc(2, 0)[8] | rx_desc(2, 0)[9] << 8) == 96);
+    CHECK(!memcmp(at(B(2) + 0x8000), f, 12) && !memcmp(at(B(2) + 0x8000 + 12), f + 16, 84));
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_STATS, 2, 0, &d) == VFW_AQ_S_OK);
+    CHECK(d.u.rule.packets == 1);
+
+    /* refusals, each changing nothing */
+    vsw_rule_table_get_stats(vfw_dp_switch(dp), &rs);
+    CHECK(rs.rules == 2);
+    r = push;
+    r.actions = VFW_ESW_A_VLAN_PUSH | VFW_ESW_A_VLAN_POP;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_INVAL);
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_REPLACE, 1, &r, &d) == VFW_AQ_S_INVAL);
+    r.actions = VFW_ESW_A_VLAN_PUSH;
+    r.vlan_vid = 0;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_RANGE);
+    r.vlan_vid = 4095;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_REPLACE, 1, &r, &d) == VFW_AQ_S_RANGE);
+    r.vlan_vid = 10;
+    r.vlan_prio = 8;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_REPLACE, 1, &r, &d) == VFW_AQ_S_RANGE);
+    r = pop;                                /* the push's fields without a push */
+    r.vlan_vid = 10;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_REPLACE, 2, &r, &d) == VFW_AQ_S_INVAL);
+    r.vlan_vid = 0;
+    r.vlan_prio = 1;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_INVAL);
+    r.vlan_prio = 0;
+    r.rsvd2[0] = 1;
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_INVAL);
+    r.rsvd2[0] = 0;
+    r.actions = 1u << 7;                    /* beyond the defined actions */
+    CHECK(rule_cmd(&adm, VFW_AQ_OP_ESW_RULE_ADD, 3, &r, &d) == VFW_AQ_S_INVAL);
+    vsw_rule_table_get_stats(vfw_dp_switch(dp), &rs);
+    CHECK(rs.rules == 2);
+    frame_make(f, remote, a, 100, 1);       /* both rules still act */
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 2 && uplink_last_len == 104 && uplink_last[14] == (5 << 5) &&
+          uplink_last[15] == 10);
+    /* the push deleted: the slow path again, untagged */
+    CHECK(cookie_cmd(&adm, VFW_AQ_OP_ESW_RULE_DEL, 1, 0, &d) == VFW_AQ_S_OK);
+    tx_post(dp, 1, f, 100, 0, 0, true);
+    CHECK(uplink_frames == 2 && vfw_dp_stat(dp, 0, VFW_STAT_RX_PKTS) == pf_rx + 3);
+    vfw_dp_destroy(dp);
+}
+
 int main(void)
 {
     test_regs();
@@ -1280,6 +1386,7 @@ int main(void)
     test_esw_rules();
     test_esw_fdb();
     test_esw_vlan();
+    test_esw_vlan_actions();
     printf("dataplane: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -477,7 +477,19 @@ struct vfw_aq_esw_rule_ref {
 #define VFW_ESW_A_MIRROR       (1u << 2)   /* a copy to mirror_port (mirred mirror) */
 #define VFW_ESW_A_SET_TC       (1u << 3)   /* traffic class set_tc (skbedit priority) */
 #define VFW_ESW_A_POLICE       (1u << 4)   /* police rate/burst, exceed drops */
-#define VFW_ESW_A_ALL          0x001fu
+/* 2.4: tc vlan push / pop. PUSH adds an outer 802.1Q tag (TPID 0x8100)
+ * vlan_vid (1..4094, else RANGE), priority vlan_prio (0..7, else RANGE) to
+ * the frame the rule matched; a tag the frame had stays inside it. POP
+ * removes the frame's outer tag; a frame without one goes on unchanged (as
+ * tc's pop does: the device cannot refuse such a rule, a match on VLAN 0
+ * also admits priority-tagged frames, whose tag pop does remove). Either
+ * is done before the frame is forwarded: it is forwarded in its new VLAN
+ * (FDB entries of that VLAN), and redirect and mirror copies carry the
+ * change. PUSH with POP: INVAL; vlan_vid/vlan_prio without PUSH are
+ * reserved (INVAL if not 0). */
+#define VFW_ESW_A_VLAN_PUSH    (1u << 5)
+#define VFW_ESW_A_VLAN_POP     (1u << 6)
+#define VFW_ESW_A_ALL          0x007fu
 
 struct vfw_esw_rule {
 	uint32_t prio;          /* tc pref: lower is tried first */
@@ -502,7 +514,9 @@ struct vfw_esw_rule {
 	uint8_t rsvd1[3];
 	uint32_t police_burst;  /* bytes, > 0 */
 	uint64_t police_rate;   /* bits/s, > 0 */
-	uint8_t rsvd2[16];
+	uint16_t vlan_vid;      /* 2.4, VLAN_PUSH: 1..4094 */
+	uint8_t vlan_prio;      /* 2.4, VLAN_PUSH: 802.1p 0..7 */
+	uint8_t rsvd2[13];
 };
 
 /*

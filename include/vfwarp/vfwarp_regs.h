@@ -27,7 +27,7 @@
 
 /* Interface version: major changes break drivers, minor ones add. */
 #define VFW_HW_VERSION_MAJOR  2
-#define VFW_HW_VERSION_MINOR  3
+#define VFW_HW_VERSION_MINOR  4
 
 /* BAR0: 64-bit memory BAR with the register file; all registers 32-bit,
  * little endian, naturally aligned. Accesses of other sizes read as 0 and

@@ -259,11 +259,42 @@ static int parse_match(struct flow_rule *rule, struct vfw_esw_rule *r,
 	return parse_ports(rule, r, extack);
 }
 
+/* vlan push (802.1Q only) / pop (hardware interface 2.4). The switch
+ * applies its VLAN action to every copy of the frame, so a mirror placed
+ * before it in tc's list (whose copy tc would send unchanged) cannot be
+ * expressed. */
+static int parse_vlan(struct vfw_pf *pf, const struct flow_action_entry *act,
+		      struct vfw_esw_rule *r, struct netlink_ext_ack *extack)
+{
+	if ((pf->version & 0xffff) < 4)
+		return REFUSE(extack, "vlan push/pop: the adapter's interface is older than 2.4");
+	if (r->actions & (VFW_ESW_A_VLAN_PUSH | VFW_ESW_A_VLAN_POP))
+		return REFUSE(extack, "one vlan action per filter");
+	if (r->actions & VFW_ESW_A_MIRROR)
+		return REFUSE(extack, "vlan push/pop after a mirror: the mirror's copy would carry the change (put the vlan action first)");
+	if (r->actions & VFW_ESW_A_REDIRECT)
+		return REFUSE(extack, "vlan push/pop after the redirect (put the vlan action first)");
+	if (act->id == FLOW_ACTION_VLAN_POP) {
+		r->actions |= VFW_ESW_A_VLAN_POP;
+		return 0;
+	}
+	if (act->vlan.proto != htons(ETH_P_8021Q))
+		return REFUSE(extack, "vlan push: only 802.1Q (the adapter's switch cannot push an 802.1ad tag)");
+	if (act->vlan.vid < 1 || act->vlan.vid > 4094)
+		return REFUSE(extack, "vlan push: id 1..4094");
+	if (act->vlan.prio > 7)
+		return REFUSE(extack, "vlan push: priority 0..7");
+	r->actions |= VFW_ESW_A_VLAN_PUSH;
+	r->vlan_vid = act->vlan.vid;
+	r->vlan_prio = act->vlan.prio;
+	return 0;
+}
+
 static int parse_actions(struct vfw_pf *pf, struct flow_rule *rule,
 			 struct vfw_esw_rule *r, struct netlink_ext_ack *extack)
 {
 	const struct flow_action_entry *act;
-	int i, port;
+	int i, port, err;
 
 	if (!flow_action_has_entries(&rule->action))
 		return REFUSE(extack, "a filter without actions");
@@ -321,11 +352,14 @@ static int parse_actions(struct vfw_pf *pf, struct flow_rule *rule,
 			break;
 		case FLOW_ACTION_VLAN_PUSH:
 		case FLOW_ACTION_VLAN_POP:
-			return REFUSE(extack, "VLAN push/pop is not offloaded yet (a VF's port VLAN: ip link set PF vf N vlan V)");
+			err = parse_vlan(pf, act, r, extack);
+			if (err)
+				return err;
+			break;
 		case FLOW_ACTION_GOTO:
 			return REFUSE(extack, "goto chain: the adapter's switch has one lookup stage");
 		default:
-			return REFUSE(extack, "an action the adapter's switch does not support (supported: drop, pass, mirred redirect/mirror, skbedit priority, police)");
+			return REFUSE(extack, "an action the adapter's switch does not support (supported: drop, pass, mirred redirect/mirror, skbedit priority, police, vlan push/pop)");
 		}
 	}
 	if ((r->actions & VFW_ESW_A_DROP) &&

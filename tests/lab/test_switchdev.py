@@ -463,3 +463,42 @@ def test_flower_rule_binds_the_adapters_rdma_traffic(bridged):
     finally:
         lab2.ssh("h1", f"tc qdisc del dev {r0} clsact", check=False)
 
+
+
+def test_flower_vlan_push_and_pop(bridged):
+    """tc vlan push on VF0's representor and vlan pop on the uplink, both
+    skip_sw (hardware interface 2.4): h1's VF0 talks untagged in 10.78.0.0/24,
+    h2's VF0 answers only on a VLAN 10 subinterface (arp_ignore on its
+    untagged netdev, so untagged frames get no answer). VF0's frames leave
+    h1 tagged 10 (push) and the tagged answers reach VF0 untagged (pop):
+    the ping passes only with both; 802.1ad push is refused with a message."""
+    lab2, r0, pf = bridged.lab, bridged.r0, bridged.pf
+    mine, peer = "10.78.0.11", "10.78.0.21"
+    try:
+        nsx(lab2, "h1", 0, f"ip addr add {mine}/24 dev vfeth")
+        nsx(lab2, "h2", 0, f"sh -c 'sysctl -qw net.ipv4.conf.vfeth.arp_ignore=1 && "
+                           f"ip link add link vfeth name vfeth.10 type vlan id 10 && "
+                           f"ip addr add {peer}/24 dev vfeth.10 && ip link set vfeth.10 up'")
+        lab2.ssh("h1", f"tc qdisc add dev {r0} clsact; tc qdisc add dev {pf} clsact")
+        assert ping(lab2, "h1", 0, peer, count=1) == 0      # untagged: no answer
+
+        res = lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol all pref 10 flower "
+                             "skip_sw action vlan push id 10 protocol 802.1ad", check=False)
+        assert res.returncode != 0 and "802.1Q" in res.stderr, res.stderr
+        assert filters(lab2, r0) == []
+        lab2.ssh("h1", f"tc filter add dev {r0} ingress protocol all pref 10 flower skip_sw "
+                       "action vlan push id 10 priority 3; "
+                       f"tc filter add dev {pf} ingress protocol 802.1Q pref 10 flower skip_sw "
+                       "vlan_id 10 action vlan pop")
+        assert ping(lab2, "h1", 0, peer, count=3) == 3
+        push, pop = filters(lab2, r0), filters(lab2, pf)
+        assert push[0]["options"].get("in_hw") and pop[0]["options"].get("in_hw"), (push, pop)
+        assert hw_packets(push[0]) >= 3 and hw_packets(pop[0]) >= 3, (push, pop)
+        # h2's VLAN 10 device is what received them: its RX counted them
+        rx = json.loads(nsx(lab2, "h2", 0, "ip -j -s link show vfeth.10").stdout)
+        assert rx[0]["stats64"]["rx"]["packets"] >= 3, rx
+    finally:
+        lab2.ssh("h1", f"tc qdisc del dev {r0} clsact; tc qdisc del dev {pf} clsact", check=False)
+        nsx(lab2, "h1", 0, f"ip addr del {mine}/24 dev vfeth", check=False)
+        nsx(lab2, "h2", 0, "sh -c 'ip link del vfeth.10; "
+                           "sysctl -qw net.ipv4.conf.vfeth.arp_ignore=0'", check=False)

@@ -27,14 +27,22 @@ static void setup(void)
     vsw_meter_set(sw, 1, &mc, NULL);
     static const uint8_t m[6] = {2, 0, 0, 0, 0, 2};
     vsw_fdb_add(sw, m, 100, VSW_PORT_VF(1), NULL);
-    vsw_rule r[3];
+    vsw_rule r[5];
     memset(r, 0, sizeof(r));
     r[0].match = VSW_M_DPORT; r[0].dport_lo = 10; r[0].dport_hi = 1000; r[0].verdict = VSW_ACT_DROP;
     r[1].match = VSW_M_SRC_IP; r[1].ip_version = 6; r[1].src_ip[0] = 0x20; r[1].src_plen = 8;
     r[1].flags = VSW_ACTF_MIRROR | VSW_ACTF_COUNT; r[1].mirror_port = VSW_PORT_PF;
     r[2].match = VSW_M_TCP_FLAGS; r[2].tcp_flags = 2; r[2].tcp_flags_mask = 2;
     r[2].flags = VSW_ACTF_SET_TC; r[2].set_tc = 7;
-    vsw_acl_set(sw, r, 3, NULL);
+    /* VLAN push (VID 300) and pop with a mirror: whatever the frame, the
+     * rewrite must stay within len + 4 and write the VLAN decided */
+    r[3].match = VSW_M_IP_PROTO; r[3].ip_proto = 17;
+    r[3].flags = VSW_ACTF_VLAN_PUSH | VSW_ACTF_MIRROR; r[3].vlan_vid = 300; r[3].vlan_pcp = 2;
+    r[3].mirror_port = VSW_PORT_VF(2);
+    r[4].match = VSW_M_IP_PROTO; r[4].ip_proto = 1;
+    r[4].flags = VSW_ACTF_VLAN_POP | VSW_ACTF_MIRROR; r[4].mirror_port = VSW_PORT_VF(2);
+    if (vsw_acl_set(sw, r, 5, NULL))
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -75,6 +83,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
          * stripped frame is 4 bytes shorter (QinQ inner tags pass as is) */
         int in_tagged = len >= 18 && frame[12] == 0x81 && frame[13] == 0x00;
         vsw_pkt q;
+        if (d.vlan_act == VSW_VLAN_ACT_PUSH) {
+            /* the frame whole after its MACs, and the pushed VLAN's tag
+             * outside it unless the port leaves that VLAN untagged (the
+             * mirror always gets it) */
+            if (ol == len + 4 ? vsw_parse(out, ol, &q) != 0 || !q.tagged || q.vid != d.vid :
+                ol != len || e == d.mirror_port)
+                abort();
+            if (memcmp(out + (ol - len) + 12, frame + 12, len - 12))
+                abort();
+            free(out);
+            continue;
+        }
+        if (d.vlan_act == VSW_VLAN_ACT_POP && (!in_tagged || d.rule != 4))
+            abort();                           /* nothing to pop, or not its rule */
+        if (e == d.mirror_port && d.vlan_act == VSW_VLAN_ACT_POP && ol != len - 4)
+            abort();
         if (e != d.mirror_port && ol == len + (in_tagged ? 0u : 4u) &&
             (vsw_parse(out, ol, &q) != 0 || !q.tagged || q.vid != d.vid))
             abort();

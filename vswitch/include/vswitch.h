@@ -37,8 +37,9 @@
  *       A port with a miss_port (switchdev) sends what the static FDB does
  *       not name to that port instead of flooding.
  *    7. ACL: the highest-priority matching rule (first match) decides:
- *       permit / drop, and optionally count, set TC, mirror, meter
- *                                                        DROP_ACL
+ *       permit / drop, and optionally count, set TC, mirror, meter,
+ *       redirect, VLAN push / pop (the frame's VLAN changes and step 6's
+ *       FDB lookup is made again in the new VLAN)           DROP_ACL
  *    8. meters, hierarchical: ACL meter, (port, TC) meter, port meter and its
  *       parents (tenant groups); the frame passes only if every meter in the
  *       chain conforms, and only then are tokens taken  else DROP_METER
@@ -250,7 +251,21 @@ enum {
                                     FDB's choice (tc mirred redirect): the
                                     port must be up, its VLAN membership is
                                     not checked; not with VSW_ACT_DROP       */
-    VSW_ACTF_ALL     = (1u << 5) - 1,
+    VSW_ACTF_VLAN_PUSH = 1u << 5,/* add an outer 802.1Q tag vlan_vid/vlan_pcp
+                                    (tc vlan push): the frame's VLAN becomes
+                                    vlan_vid before it is forwarded (FDB,
+                                    flood domain), a tag it had stays as the
+                                    inner one; ports write the new VLAN as
+                                    for any frame of it (a trunk tags it
+                                    unless it is the native VID)             */
+    VSW_ACTF_VLAN_POP  = 1u << 6,/* remove the outer tag (tc vlan pop): the
+                                    frame is forwarded as if it had arrived
+                                    untagged on its port (native VID / PVID);
+                                    a frame without a tag is left as it is
+                                    (as tc's pop does); not with VLAN_PUSH.
+                                    Both VLAN actions apply to every copy of
+                                    the frame, the mirror's included         */
+    VSW_ACTF_ALL     = (1u << 7) - 1,
 };
 
 typedef struct vsw_rule {
@@ -277,6 +292,8 @@ typedef struct vsw_rule {
     uint16_t meter;             /* with VSW_ACTF_METER, 1..VSW_MAX_METERS-1   */
     uint32_t flags;             /* VSW_ACTF_*                                 */
     uint16_t redirect_port;     /* with VSW_ACTF_REDIRECT                     */
+    uint16_t vlan_vid;          /* with VSW_ACTF_VLAN_PUSH, 1..4094           */
+    uint8_t  vlan_pcp;          /* with VSW_ACTF_VLAN_PUSH, 0..7              */
 } vsw_rule;
 
 /* Replace the whole rule set (n may be 0).  Frames that match no rule are
@@ -450,7 +467,15 @@ typedef struct vsw_decision {
     uint16_t    in_port;
     uint16_t    l2_len;     /* header bytes before the payload of the
                                Ethernet frame (14 or 18)                     */
+    uint8_t     vlan_act;   /* VSW_VLAN_ACT_*: what the matched rule did to
+                               the frame's tags (vid/pcp are the result)     */
 } vsw_decision;
+
+enum {
+    VSW_VLAN_ACT_NONE = 0,
+    VSW_VLAN_ACT_PUSH = 1,  /* outer tag d->vid/d->pcp added                 */
+    VSW_VLAN_ACT_POP  = 2,  /* the frame's tag removed                       */
+};
 
 /* Process one frame received on `in_port` at time now_ns (any monotonic
  * nanosecond clock).  Fills *d; returns the number of egress ports
@@ -465,9 +490,10 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port,
 
 /* Write into `out` (capacity `cap`, may not overlap `frame`) the frame as
  * egress `port` must see it: with a tag for trunk ports (unless the VID is
- * the native VID), without one for access ports; the mirror port gets the
- * original frame.  Returns the new length, or 0 if `cap` is too small
- * (len + 4 always suffices). */
+ * the native VID), without one for access ports, after a VLAN push the
+ * frame's own tag kept inside the new one; the mirror port gets the
+ * original frame (with the rule's VLAN push or pop done on it).  Returns
+ * the new length, or 0 if `cap` is too small (len + 4 always suffices). */
 size_t vsw_egress_frame(const vsw_switch *sw, const vsw_decision *d,
                         unsigned port, const uint8_t *frame, size_t len,
                         uint8_t *out, size_t cap);

@@ -77,6 +77,16 @@ int vsw_rule_convert(const vsw_rule *r, int idx, unsigned num_ports,
     if ((r->flags & VSW_ACTF_REDIRECT) && r->verdict == VSW_ACT_DROP)
         return vsw_err(err, -EINVAL, idx, "rule %d: a dropping rule cannot redirect",
                        idx);
+    if ((r->flags & VSW_ACTF_VLAN_PUSH) && (r->flags & VSW_ACTF_VLAN_POP))
+        return vsw_err(err, -EINVAL, idx, "rule %d: VLAN push and pop together",
+                       idx);
+    if ((r->flags & VSW_ACTF_VLAN_PUSH) &&
+        (r->vlan_vid < 1 || r->vlan_vid > 4094 || r->vlan_pcp > 7))
+        return vsw_err(err, -EINVAL, idx,
+                       "rule %d: VLAN push of VID %u priority %u (1..4094, 0..7)",
+                       idx, r->vlan_vid, r->vlan_pcp);
+    if (r->flags & VSW_ACTF_VLAN_PUSH)
+        c->vlan_tci = (uint16_t)((unsigned)r->vlan_pcp << 13 | r->vlan_vid);
     c->verdict = r->verdict;
     c->flags = r->flags;
     c->set_tc = r->set_tc;

@@ -39,32 +39,60 @@ static int meter_validate(const vsw_meters *mt, unsigned id, const vsw_meter_cfg
         return vsw_err(err, -EINVAL, -1, "meter %u: burst too large", id);
     unsigned p = c->parent, depth = 1;
     while (p) {
-        if (p >= VSW_MAX_METERS || !mt->m[p].used)
+        if (p >= VSW_MAX_METERS || !vsw_meter_at(mt, p)->used)
             return vsw_err(err, -EINVAL, -1, "meter %u: parent %u does not exist", id, p);
         if (p == id)
             return vsw_err(err, -EINVAL, -1, "meter %u: parent chain loops", id);
         if (++depth > 4)
             return vsw_err(err, -EINVAL, -1, "meter %u: chain deeper than 4", id);
-        p = mt->m[p].parent;
+        p = vsw_meter_at(mt, p)->parent;
     }
     return 0;
 }
 
-static void meters_free(void *p) { free(p); }
+const vsw_meter_param vsw_meter_unset;
 
-/* A private copy of the meter table and a new config set to publish it in
- * (build, then swap: the data path keeps reading the current one). */
-static int meters_copy(vsw_switch *sw, vsw_cfgset *cur, vsw_meters **mt,
-                       vsw_cfgset **fresh, vsw_error *err)
+void vsw_meters_free(vsw_meters *mt)
 {
+    if (!mt)
+        return;
+    for (unsigned i = 0; i < VSW_MAX_METERS / VSW_METER_PAGE; i++)
+        if (mt->page[i] && --mt->page[i]->refs == 0)
+            free(mt->page[i]);
+    free(mt);
+}
+
+static void meters_free(void *p) { vsw_meters_free(p); }
+
+/* A new meter table sharing the current one's pages but for the page of
+ * meter `id`, a private copy (*m: that meter in it), and a new config set
+ * to publish it in (build, then swap: the data path keeps reading the
+ * current one). */
+static int meters_copy(vsw_switch *sw, vsw_cfgset *cur, unsigned id, vsw_meters **mt,
+                       vsw_meter_param **m, vsw_cfgset **fresh, vsw_error *err)
+{
+    unsigned pg = id / VSW_METER_PAGE;
+    const vsw_meter_page *old = cur->meters->page[pg];
+    vsw_meter_page *np = malloc(sizeof(*np));
     *mt = malloc(sizeof(**mt));
     *fresh = vsw_cfg_clone(sw);
-    if (!*mt || !*fresh) {
+    if (!np || !*mt || !*fresh) {
+        free(np);
         free(*mt);
         free(*fresh);
         return vsw_err(err, -ENOMEM, -1, "out of memory");
     }
+    if (old)
+        memcpy(np->m, old->m, sizeof(np->m));
+    else
+        memset(np->m, 0, sizeof(np->m));
+    np->refs = 1;
     memcpy(*mt, cur->meters, sizeof(**mt));
+    for (unsigned i = 0; i < VSW_MAX_METERS / VSW_METER_PAGE; i++)
+        if ((*mt)->page[i] && i != pg)
+            (*mt)->page[i]->refs++;
+    (*mt)->page[pg] = np;
+    *m = &np->m[id % VSW_METER_PAGE];
     return 0;
 }
 
@@ -78,10 +106,10 @@ int vsw_meter_set(vsw_switch *sw, unsigned id, const vsw_meter_cfg *c, vsw_error
     if (rc)
         return rc;
     vsw_meters *mt;
+    vsw_meter_param *m;
     vsw_cfgset *fresh;
-    if (meters_copy(sw, cur, &mt, &fresh, err))
+    if (meters_copy(sw, cur, id, &mt, &m, &fresh, err))
         return -ENOMEM;
-    vsw_meter_param *m = &mt->m[id];
     m->used = 1;
     m->mode = c->mode;
     m->parent = c->parent;
@@ -99,18 +127,21 @@ int vsw_meter_del(vsw_switch *sw, unsigned id, vsw_error *err)
     if (id == 0 || id >= VSW_MAX_METERS)
         return vsw_err(err, -EINVAL, -1, "meter id %u out of range", id);
     vsw_cfgset *cur = vsw_cur(sw);
-    if (!cur->meters->m[id].used)
+    if (!vsw_meter_at(cur->meters, id)->used)
         return vsw_err(err, -ENOENT, -1, "meter %u does not exist", id);
-    for (unsigned i = 1; i < VSW_MAX_METERS; i++)
-        if (cur->meters->m[i].used && cur->meters->m[i].parent == id)
+    for (unsigned i = 1; i < VSW_MAX_METERS; i++) {
+        const vsw_meter_param *c = vsw_meter_at(cur->meters, i);
+        if (c->used && c->parent == id)
             return vsw_err(err, -EINVAL, -1, "meter %u is the parent of meter %u", id, i);
+    }
     vsw_meters *mt;
+    vsw_meter_param *m;
     vsw_cfgset *fresh;
-    if (meters_copy(sw, cur, &mt, &fresh, err))
+    if (meters_copy(sw, cur, id, &mt, &m, &fresh, err))
         return -ENOMEM;
-    uint32_t gen = mt->m[id].gen;
-    memset(&mt->m[id], 0, sizeof(mt->m[id]));
-    mt->m[id].gen = gen + 1;
+    uint32_t gen = m->gen;
+    memset(m, 0, sizeof(*m));
+    m->gen = gen + 1;
     fresh->meters = mt;
     vsw_publish(sw, fresh, cur->meters, meters_free);
     return 0;
@@ -124,14 +155,15 @@ int vsw_meters_police(vsw_switch *sw, const vsw_meters *mt, const uint16_t *ids,
     unsigned nc = 0;
     for (unsigned i = 0; i < nids; i++) {
         for (unsigned id = ids[i], d = 0; id && d < 4; d++) {
-            if (!mt->m[id].used)
+            const vsw_meter_param *m = vsw_meter_at(mt, id);
+            if (!m->used)
                 break;
             int dup = 0;
             for (unsigned j = 0; j < nc; j++)
                 dup |= chain[j] == id;
             if (!dup && nc < 16)
                 chain[nc++] = (uint16_t)id;
-            id = mt->m[id].parent;
+            id = m->parent;
         }
     }
     if (!nc)
@@ -141,7 +173,7 @@ int vsw_meters_police(vsw_switch *sw, const vsw_meters *mt, const uint16_t *ids,
     int ok = 1;
     unsigned bad = 0;
     for (unsigned j = 0; j < nc; j++) {
-        const vsw_meter_param *m = &mt->m[chain[j]];
+        const vsw_meter_param *m = vsw_meter_at(mt, chain[j]);
         vsw_meter_state *st = &sw->mstate[chain[j]];
         if (st->gen != m->gen) {
             st->gen = m->gen;

@@ -1,6 +1,7 @@
 /* process.c - the data path: ingress checks, VLAN, spoof check, traffic
- * class, FDB forwarding/flooding/learning, ACL, meters, egress set; and the
- * egress rewrite of the frame (VLAN insert / strip). */
+ * class, FDB forwarding/flooding/learning, ACL (with its VLAN push / pop),
+ * meters, egress set; and the egress rewrite of the frame (VLAN insert /
+ * strip). */
 #include "vsw_internal.h"
 #include <string.h>
 
@@ -10,6 +11,9 @@ typedef struct pstate {
     unsigned out;           /* unicast port or VSW_PORT_FLOOD             */
     uint32_t len;
     uint8_t  mcast;         /* group destination MAC (incl. broadcast)    */
+    uint8_t  tagged;        /* the frame arrived with an 802.1Q tag       */
+    uint64_t dmac;          /* destination MAC (48 bits), for a VLAN
+                               action's second FDB lookup                 */
 } pstate;
 
 static void drop(vsw_switch *sw, unsigned in_port, vsw_decision *d, unsigned reason)
@@ -27,6 +31,24 @@ static void count_rx(vsw_switch *sw, unsigned in_port, size_t frames, size_t byt
         vsw_ctr_add(&sw->pc[in_port].rx_packets, frames);
         vsw_ctr_add(&sw->pc[in_port].rx_bytes, bytes);
     }
+}
+
+/* Step 6's destination of a frame in VLAN vid: the FDB's port (static,
+ * then learned for unicast), the port's miss_port, or -1 (flood). */
+static inline __attribute__((always_inline)) int
+fdb_dest(vsw_switch *sw, const vsw_cfgset *cs, const vsw_port_cfg *pc,
+         const pstate *ps, uint16_t vid, uint64_t now)
+{
+    int dst = -1;
+    if (ps->dmac != 0xffffffffffffull && !pc->fdb_off) {    /* not broadcast */
+        uint64_t dk = vsw_fdb_key48(ps->dmac, vid);
+        dst = vsw_fdb_find(cs->fdb, dk);
+        if (dst < 0 && !ps->mcast)
+            dst = vsw_learn_find(&sw->learned, dk, now, sw->cfg.fdb_age_ns);
+    }
+    if (VSW_UNLIKELY(dst < 0 && pc->miss_port != VSW_PORT_ANY))
+        dst = pc->miss_port;                /* switchdev: to the slow path */
+    return dst;
 }
 
 /* Steps 1-6: returns 0 if the frame continues to the ACL (key built).
@@ -102,16 +124,10 @@ ingress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, const uint8_t *f
         if (vsw_fdb_find(cs->fdb, sk) < 0)
             vsw_learn_update(&sw->learned, sk, in_port, now, sw->cfg.fdb_age_ns);
     }
-    int dst = -1;
     ps->mcast = dmac >> 40 & 1;
-    if (dmac != 0xffffffffffffull && !pc->fdb_off) {    /* not broadcast */
-        uint64_t dk = vsw_fdb_key48(dmac, vid);
-        dst = vsw_fdb_find(cs->fdb, dk);
-        if (dst < 0 && !ps->mcast)
-            dst = vsw_learn_find(&sw->learned, dk, now, sw->cfg.fdb_age_ns);
-    }
-    if (VSW_UNLIKELY(dst < 0 && pc->miss_port != VSW_PORT_ANY))
-        dst = pc->miss_port;                /* switchdev: to the slow path */
+    ps->tagged = l2.tagged;
+    ps->dmac = dmac;
+    int dst = fdb_dest(sw, cs, pc, ps, vid, now);
     ps->out = dst >= 0 ? (unsigned)dst : VSW_PORT_FLOOD;
     /* ports are 8-bit key values, VSW_PORT_FLOOD is 0xfe */
     uint64_t op = dst >= 0 ? (unsigned)dst & 0xff : 0xfe;
@@ -146,6 +162,40 @@ rule_hit(const vsw_acl *acl, const pstate *ps, uint32_t rank, vsw_decision *d)
     return (int)dropped;
 }
 
+/* A rule's VLAN push or pop (tc's act_vlan on a representor's ingress,
+ * before the bridge): the frame's VLAN changes, and it is forwarded in its
+ * new VLAN, so the FDB is asked again (a redirect names its port anyway).
+ * The ACL matched the frame as it arrived.  Learning keeps the arrival
+ * VLAN: rules exist in switchdev mode only, where nothing learns. */
+static __attribute__((noinline)) void
+vlan_action(vsw_switch *sw, const vsw_cfgset *cs, const vsw_port_cfg *pc,
+            const vsw_crule *c, int redirect, uint64_t now, pstate *ps,
+            vsw_decision *d)
+{
+    if (c->flags & VSW_ACTF_VLAN_PUSH) {
+        d->vlan_act = VSW_VLAN_ACT_PUSH;
+        d->vid = c->vlan_tci & 0xfff;
+        d->pcp = (uint8_t)(c->vlan_tci >> 13);
+    } else {
+        if (!ps->tagged)
+            return;         /* nothing to pop: the frame goes on as it is */
+        d->vlan_act = VSW_VLAN_ACT_POP;
+        /* as if it had arrived untagged (an access port only admits
+         * priority tags, so its frames stay in the PVID) */
+        if (pc->vlan_mode == VSW_VLAN_ACCESS) {
+            d->vid = pc->pvid;
+            d->pcp = pc->pvid_pcp;
+        } else {
+            d->vid = pc->native_vid;
+            d->pcp = 0;
+        }
+    }
+    if (!redirect) {
+        int dst = fdb_dest(sw, cs, pc, ps, d->vid, now);
+        ps->out = dst >= 0 ? (unsigned)dst : VSW_PORT_FLOOD;
+    }
+}
+
 /* Steps 7-9 for a frame the ACL did not drop (rank: its rule, or
  * UINT32_MAX): the rule's meter and mirror, the port's meters, the egress
  * set and the transmit counters. */
@@ -168,6 +218,8 @@ egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint3
             ps->out = r->redirect_port;
             redirect = 1;
         }
+        if (VSW_UNLIKELY(r->flags & (VSW_ACTF_VLAN_PUSH | VSW_ACTF_VLAN_POP)))
+            vlan_action(sw, cs, pc, &acl->rules[rank], redirect, now, ps, d);
     }
     if (pc->tc_meter[d->tc])
         meters[nm++] = pc->tc_meter[d->tc];
@@ -178,7 +230,7 @@ egress(vsw_switch *sw, const vsw_cfgset *cs, unsigned in_port, pstate *ps, uint3
         return 0;
     }
     const vsw_ports *pt = cs->ports;
-    const vsw_portset *mem = &pt->member[d->vid];
+    const vsw_portset *mem = &pt->member->v[d->vid];
     /* built in place word by word: a local set copied into the decision
      * was stored as 8-byte words and reloaded as one 16-byte vector, which
      * store forwarding cannot serve (measured: ~4 ns a frame) */
@@ -332,16 +384,29 @@ size_t vsw_egress_frame(const vsw_switch *sw, const vsw_decision *d, unsigned po
         return 0;
     int tagged = frame[12] == 0x81 && frame[13] == 0x00 && len >= 18;
     if (port == d->mirror_port) {
-        if (cap < len)
+        /* as received, with the rule's VLAN action done on it */
+        size_t skip = d->vlan_act == VSW_VLAN_ACT_POP && tagged ? 4 : 0;
+        size_t add = d->vlan_act == VSW_VLAN_ACT_PUSH ? 4 : 0;
+        if (cap < len - skip + add)
             return 0;
-        memcpy(out, frame, len);
-        return len;
+        memcpy(out, frame, 12);
+        if (add) {
+            uint16_t tci = (uint16_t)(((unsigned)d->pcp << 13) | d->vid);
+            out[12] = 0x81;
+            out[13] = 0x00;
+            out[14] = (uint8_t)(tci >> 8);
+            out[15] = (uint8_t)tci;
+        }
+        memcpy(out + 12 + add, frame + 12 + skip, len - 12 - skip);
+        return len - skip + add;
     }
     vsw_dp_enter((vsw_switch *)sw);
     const vsw_port_cfg *pc = &vsw_cur(sw)->ports->cfg[port];
     int want = pc->vlan_mode == VSW_VLAN_TRUNK && d->vid != pc->native_vid;
     vsw_dp_exit((vsw_switch *)sw);
-    size_t body = tagged ? 16 : 12;     /* bytes to skip: MACs (+ tag)       */
+    /* bytes to skip: MACs (+ tag; a pushed tag keeps the frame's own
+     * inside it) */
+    size_t body = tagged && d->vlan_act != VSW_VLAN_ACT_PUSH ? 16 : 12;
     size_t need = 12 + (want ? 4 : 0) + (len - body);
     if (cap < need)
         return 0;

@@ -14,7 +14,7 @@
 static void free_cfgset(void *p) { free(p); }
 static void free_acl(void *p) { vsw_acl_free(p); }
 static void free_fdb(void *p) { vsw_fdb_free(p); }
-static void free_plain(void *p) { free(p); }
+static void free_ports(void *p) { vsw_ports_free(p); }
 
 vsw_cfgset *vsw_cfg_clone(const vsw_switch *sw)
 {
@@ -129,7 +129,7 @@ vsw_switch *vsw_create(const vsw_config *cfg)
     if (!cs || vsw_learn_init(&sw->learned, c.fdb_learn_max))
         goto fail;
     atomic_init(&sw->cur, cs);
-    cs->ports = calloc(1, sizeof(vsw_ports));
+    cs->ports = calloc(1, vsw_ports_size(sw->nports));
     cs->meters = calloc(1, sizeof(vsw_meters));
     cs->sched = calloc(1, sizeof(vsw_scheds));
     cs->fdb = vsw_fdb_clone_set(NULL, 0, -1);
@@ -137,11 +137,13 @@ vsw_switch *vsw_create(const vsw_config *cfg)
         vsw_acl_compile(NULL, 0, sw->nports, &cs->acl, &e))
         goto fail;
     for (unsigned p = 0; p < VSW_MAX_PORTS; p++) {
-        vsw_port_cfg_default(&cs->ports->cfg[p]);
+        if (p < sw->nports)
+            vsw_port_cfg_default(&cs->ports->cfg[p]);
         vsw_sched_cfg_default(&cs->sched->cfg[p]);
     }
     cs->ports->cfg[VSW_PORT_UPLINK].learn = true;
-    vsw_ports_derive(cs->ports, sw->nports);
+    if (vsw_ports_derive(cs->ports, sw->nports))
+        goto fail;
     return sw;
 fail:
     if (cs) {
@@ -160,8 +162,8 @@ void vsw_destroy(vsw_switch *sw)
     vsw_rtab_free(sw);      /* after reclaim: retired sets credit it */
     vsw_cfgset *cs = atomic_load(&sw->cur);
     if (cs) {
-        free(cs->ports);
-        free(cs->meters);
+        vsw_ports_free(cs->ports);
+        vsw_meters_free(cs->meters);
         free(cs->sched);
         vsw_fdb_free(cs->fdb);
         vsw_acl_free(cs->acl);
@@ -278,7 +280,21 @@ void vsw_fdb_flush_learned(vsw_switch *sw)
 }
 
 /* ---- ports ---- */
-static void derive_port(vsw_ports *p, unsigned port);
+static void derive_flags(vsw_ports *p, unsigned i);
+static void derive_member(vsw_portset *m, const vsw_port_cfg *c, unsigned i);
+
+/* Do configs a and b put their port in the same VLANs? */
+static int same_membership(const vsw_port_cfg *a, const vsw_port_cfg *b)
+{
+    if (!a->link_up || !b->link_up)
+        return a->link_up == b->link_up;
+    if (a->vlan_mode != b->vlan_mode)
+        return 0;
+    if (a->vlan_mode == VSW_VLAN_ACCESS)
+        return a->pvid == b->pvid;
+    return a->native_vid == b->native_vid &&
+           !memcmp(a->allowed, b->allowed, sizeof(a->allowed));
+}
 
 int vsw_port_set(vsw_switch *sw, unsigned port, const vsw_port_cfg *c, vsw_error *err)
 {
@@ -313,17 +329,32 @@ int vsw_port_set(vsw_switch *sw, unsigned port, const vsw_port_cfg *c, vsw_error
         return vsw_err(err, -EINVAL, -1, "port %u: miss port %u is not another port",
                        port, c->miss_port);
     vsw_cfgset *cur = vsw_cur(sw);
-    vsw_ports *p = malloc(sizeof(*p));
-    vsw_cfgset *fresh = p ? vsw_cfg_clone(sw) : NULL;
+    const vsw_ports *old = cur->ports;
+    int share = same_membership(&old->cfg[port], c);
+    vsw_ports *p = malloc(vsw_ports_size(sw->nports));
+    vsw_vmember *m = p && !share ? malloc(sizeof(*m)) : NULL;
+    vsw_cfgset *fresh = p && (share || m) ? vsw_cfg_clone(sw) : NULL;
     if (!fresh) {
         free(p);
+        free(m);
         return vsw_err(err, -ENOMEM, -1, "out of memory");
     }
-    memcpy(p, cur->ports, sizeof(*p));
+    memcpy(p, old, vsw_ports_size(sw->nports));
     p->cfg[port] = *c;
-    derive_port(p, port);
+    derive_flags(p, port);
+    if (share) {
+        p->member->refs++;
+    } else {
+        /* only this port's bits change: the others' are copied */
+        memcpy(m->v, old->member->v, sizeof(m->v));
+        m->refs = 1;
+        for (unsigned v = 0; v < 4096; v++)
+            vsw_portset_del(&m->v[v], port);
+        derive_member(m->v, c, port);
+        p->member = m;
+    }
     fresh->ports = p;
-    vsw_publish(sw, fresh, cur->ports, free_plain);
+    vsw_publish(sw, fresh, (void *)old, free_ports);
     return 0;
 }
 
@@ -348,45 +379,58 @@ void vsw_port_cfg_default(vsw_port_cfg *c)
     c->miss_port = VSW_PORT_ANY;
 }
 
-/* Port i's bits in the derived sets, from its config (bits clear before). */
-static void derive_one(vsw_ports *p, unsigned i)
+/* Port i's up and promiscuous bits, from its config. */
+static void derive_flags(vsw_ports *p, unsigned i)
 {
     const vsw_port_cfg *c = &p->cfg[i];
+    vsw_portset_del(&p->up, i);
+    vsw_portset_del(&p->promisc, i);
     if (!c->link_up)
         return;
     vsw_portset_add(&p->up, i);
     if (i == VSW_PORT_UPLINK || c->trust)
         vsw_portset_add(&p->promisc, i);
+}
+
+/* Port i's VLAN membership bits in m (clear before), from its config c
+ * (only one port changes at a time: a full derive walks 4096 VLANs for
+ * every port, with 130 ports most of an `ip link set PF vf N`). */
+static void derive_member(vsw_portset *m, const vsw_port_cfg *c, unsigned i)
+{
+    if (!c->link_up)
+        return;
     if (c->vlan_mode == VSW_VLAN_ACCESS) {
-        vsw_portset_add(&p->member[c->pvid], i);
+        vsw_portset_add(&m[c->pvid], i);
     } else {
         for (unsigned v = 0; v < 4096; v++)
             if ((c->allowed[v >> 6] >> (v & 63)) & 1)
-                vsw_portset_add(&p->member[v], i);
-        vsw_portset_add(&p->member[c->native_vid], i);
+                vsw_portset_add(&m[v], i);
+        vsw_portset_add(&m[c->native_vid], i);
     }
 }
 
-void vsw_ports_derive(vsw_ports *p, unsigned nports)
+int vsw_ports_derive(vsw_ports *p, unsigned nports)
 {
+    p->member = calloc(1, sizeof(*p->member));
+    if (!p->member)
+        return -ENOMEM;
+    p->member->refs = 1;
     memset(&p->up, 0, sizeof(p->up));
     memset(&p->promisc, 0, sizeof(p->promisc));
-    memset(p->member, 0, sizeof(p->member));
-    for (unsigned i = 0; i < nports; i++)
-        derive_one(p, i);
+    for (unsigned i = 0; i < nports; i++) {
+        derive_flags(p, i);
+        derive_member(p->member->v, &p->cfg[i], i);
+    }
+    return 0;
 }
 
-/* Only port `port` changed: clear its bits and derive them again (a
- * full derive walks 4096 VLANs for every port: with 130 ports that was
- * most of an `ip link set PF vf N` or an eswitch mode change, which sets
- * every port). */
-static void derive_port(vsw_ports *p, unsigned port)
+void vsw_ports_free(vsw_ports *p)
 {
-    vsw_portset_del(&p->up, port);
-    vsw_portset_del(&p->promisc, port);
-    for (unsigned v = 0; v < 4096; v++)
-        vsw_portset_del(&p->member[v], port);
-    derive_one(p, port);
+    if (!p)
+        return;
+    if (p->member && --p->member->refs == 0)
+        free(p->member);
+    free(p);
 }
 
 int vsw_port_counters_get(const vsw_switch *sw, unsigned port, vsw_port_counters *c)

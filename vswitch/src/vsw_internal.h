@@ -82,6 +82,10 @@ typedef struct vsw_crule {
     uint16_t mirror_port, meter;
     uint32_t index;         /* the user's rule index                        */
     uint16_t redirect_port;
+    /* VSW_ACTF_VLAN_PUSH's tag (pcp << 13 | vid): here and not in vsw_act,
+     * which it would grow from 32 to 40 bytes for an action only the rare
+     * rule has (read from the crule at the same rank when the flag is set) */
+    uint16_t vlan_tci;
 } vsw_crule;
 
 /* A decision tree.  Every node is one 64-bit descriptor stored in its
@@ -358,14 +362,37 @@ int  vsw_learn_find(const vsw_learn *l, uint64_t key, uint64_t now, uint64_t age
 void vsw_learn_update(vsw_learn *l, uint64_t key, unsigned port, uint64_t now,
                       uint64_t age);
 
-/* ---- ports (port.c) ---- */
+/* ---- ports (switch.c) ---- */
+/* VLAN membership (link up only): bit p of v[vid] = port p is in VLAN vid.
+ * An allocation of its own, shared by the port sets that follow while no
+ * port's membership changes (a port's MAC, trust, classes, miss port...):
+ * vsw_port_set then copies the existing ports' configs (632 bytes each)
+ * and walks no VLAN.  The set was one 180 KB block (every port of
+ * VSW_MAX_PORTS and the membership), above the 128 KB that allocators
+ * (glibc's mmap threshold, ASan's primary allocator) serve from reused
+ * memory: every port set mapped, faulted in and unmapped it
+ * (fuzz_esw_rules spent ~2/3 of each execution there).  refs: the sets
+ * using it; touched on the control side only (publication, reclaim). */
+typedef struct vsw_vmember {
+    unsigned    refs;
+    vsw_portset v[4096];
+} vsw_vmember;
+
 typedef struct vsw_ports {
-    vsw_port_cfg cfg[VSW_MAX_PORTS];
     vsw_portset  up;                 /* ports with link up                   */
     vsw_portset  promisc;            /* uplink + trusted ports              */
-    vsw_portset  member[4096];       /* VLAN membership (link up only)       */
+    vsw_vmember *member;             /* VLAN membership, maybe shared        */
+    vsw_port_cfg cfg[];              /* the switch's ports (sw->nports): a
+                                        set is copied on every port change,
+                                        632 bytes a port, not VSW_MAX_PORTS */
 } vsw_ports;
-void vsw_ports_derive(vsw_ports *p, unsigned nports);
+static inline size_t vsw_ports_size(unsigned nports)
+{
+    return sizeof(vsw_ports) + nports * sizeof(vsw_port_cfg);
+}
+/* A switch's first port set: membership derived from the configs. */
+int  vsw_ports_derive(vsw_ports *p, unsigned nports);
+void vsw_ports_free(vsw_ports *p);
 
 /* ---- meters (meter.c) ---- */
 typedef struct vsw_meter_param {
@@ -377,7 +404,25 @@ typedef struct vsw_meter_param {
     vsw_u128 tau;              /* burst tolerance, ns<<16                   */
     vsw_meter_cfg cfg;
 } vsw_meter_param;
-typedef struct vsw_meters { vsw_meter_param m[VSW_MAX_METERS]; } vsw_meters;
+/* The meter table in pages of 64 meters, shared between successive tables
+ * (refs: the tables using a page; control side only): a meter change
+ * copies the 512-byte page table and the one page it changes.  As one
+ * 4096-meter array (320 KB) every change copied it whole, into memory
+ * fresh from mmap (fuzz_esw_rules: a police rule's add or delete).  A
+ * NULL page: none of its meters was ever set. */
+#define VSW_METER_PAGE 64u
+typedef struct vsw_meter_page {
+    unsigned        refs;
+    vsw_meter_param m[VSW_METER_PAGE];
+} vsw_meter_page;
+typedef struct vsw_meters { vsw_meter_page *page[VSW_MAX_METERS / VSW_METER_PAGE]; } vsw_meters;
+extern const vsw_meter_param vsw_meter_unset;
+static inline const vsw_meter_param *vsw_meter_at(const vsw_meters *mt, unsigned id)
+{
+    const vsw_meter_page *p = mt->page[id / VSW_METER_PAGE];
+    return p ? &p->m[id % VSW_METER_PAGE] : &vsw_meter_unset;
+}
+void vsw_meters_free(vsw_meters *mt);
 typedef struct vsw_meter_state { vsw_u128 tat; uint32_t gen; } vsw_meter_state;
 
 /* GCRA helpers shared by meters and the scheduler (times are ns << 16). */

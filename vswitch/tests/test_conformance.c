@@ -522,7 +522,7 @@ static void test_acl_invalid(void)
     send(VF(0), &a, &d);
     uint32_t gen = d.acl_gen;
     CHECK_EQ(d.rule, 0);
-    struct { const char *name, *msg; int code; vsw_rule r; } bad[16];
+    struct { const char *name, *msg; int code; vsw_rule r; } bad[20];
     int nb = 0;
 #define BAD(nm, m, c) do { bad[nb].name = nm; bad[nb].msg = m; bad[nb].code = c; \
         bad[nb].r = R0(); } while (0)
@@ -556,6 +556,14 @@ static void test_acl_invalid(void)
     bad[nb].r.match = VSW_M_VLAN; bad[nb].r.vid = 4096; nb++;
     BAD("match", "unknown match", -EINVAL);
     bad[nb].r.match = 1u << 30; nb++;
+    BAD("push pop", "push and pop", -EINVAL);
+    bad[nb].r.flags = VSW_ACTF_VLAN_PUSH | VSW_ACTF_VLAN_POP; bad[nb].r.vlan_vid = 10; nb++;
+    BAD("push vid 0", "VLAN push", -EINVAL);
+    bad[nb].r.flags = VSW_ACTF_VLAN_PUSH; nb++;
+    BAD("push vid 4095", "VLAN push", -EINVAL);
+    bad[nb].r.flags = VSW_ACTF_VLAN_PUSH; bad[nb].r.vlan_vid = 4095; nb++;
+    BAD("push pcp 8", "VLAN push", -EINVAL);
+    bad[nb].r.flags = VSW_ACTF_VLAN_PUSH; bad[nb].r.vlan_vid = 10; bad[nb].r.vlan_pcp = 8; nb++;
     for (int i = 0; i < nb; i++) {
         vsw_rule set[3] = {good, good, bad[i].r};
         memset(&e, 0, sizeof(e));
@@ -700,6 +708,158 @@ static void test_switchdev_forwarding(void)
     vsw_destroy(sw);
 }
 
+/* The 802.1Q tag at b[12..15] is (pcp, vid). */
+static int has_tag(const uint8_t *b, unsigned pcp, unsigned vid)
+{
+    unsigned tci = (unsigned)b[14] << 8 | b[15];
+    return b[12] == 0x81 && b[13] == 0x00 && tci == (pcp << 13 | vid);
+}
+
+/* VLAN push / pop rules (tc vlan push/pop on a representor or the uplink)
+ * in a switchdev-like switch: the frame is forwarded in its new VLAN (the
+ * FDB asked again), leaves tagged / untagged, a tag it had stays inside a
+ * pushed one, a pop of an untagged frame changes nothing, the mirror and a
+ * redirect get the changed frame; bad rules are refused and change
+ * nothing. */
+static void test_vlan_push_pop(void)
+{
+    sw = fresh();
+    vsw_decision d;
+    vsw_error e;
+    vsw_port_cfg pc;
+    uint8_t out[256];
+    size_t n;
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ(vsw_fdb_del(sw, MAC_VF[i], 0, NULL), 0);
+        vsw_port_get(sw, VF(i), &pc);
+        pc.miss_port = VSW_PORT_PF;
+        CHECK_EQ(vsw_port_set(sw, VF(i), &pc, &e), 0);
+    }
+    vsw_port_get(sw, VSW_PORT_UPLINK, &pc);
+    pc.miss_port = VSW_PORT_PF;
+    pc.learn = false;
+    CHECK_EQ(vsw_port_set(sw, VSW_PORT_UPLINK, &pc, &e), 0);
+    /* the wire's MAC is known in VLAN 10 only, VF1's untagged only */
+    CHECK_EQ(vsw_fdb_add(sw, MAC_UP, 10, VSW_PORT_UPLINK, &e), 0);
+    CHECK_EQ(vsw_fdb_add(sw, MAC_VF[1], 0, VF(1), &e), 0);
+    tframe f = frm(MAC_VF[0], MAC_UP);
+    CHECK_EQ(send(VF(0), &f, &d), 1);       /* untagged: a miss, to the PF */
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_PF) && d.vlan_act == VSW_VLAN_ACT_NONE);
+
+    vsw_trule t;
+    memset(&t, 0, sizeof(t));
+    t.cookie = 1;
+    t.scope = VF(0);
+    t.rule = R0();
+    t.rule.verdict = VSW_ACT_PERMIT;
+    t.rule.flags = VSW_ACTF_VLAN_PUSH | VSW_ACTF_COUNT;
+    t.rule.vlan_vid = 10;
+    t.rule.vlan_pcp = 3;
+    CHECK_EQ(vsw_rule_add(sw, &t, &e), 0);
+    vsw_trule got;
+    CHECK_EQ(vsw_rule_get(sw, 1, &got), 0);
+    CHECK(got.rule.vlan_vid == 10 && got.rule.vlan_pcp == 3);
+    /* push: forwarded in VLAN 10, to the wire, tagged 10 priority 3 */
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_UPLINK));
+    CHECK(d.vlan_act == VSW_VLAN_ACT_PUSH && d.vid == 10 && d.pcp == 3);
+    n = vsw_egress_frame(sw, &d, VSW_PORT_UPLINK, fb, fl, out, sizeof(out));
+    CHECK_EQ(n, fl + 4);
+    CHECK(!memcmp(out, fb, 12) && has_tag(out, 3, 10) && !memcmp(out + 16, fb + 12, fl - 12));
+    /* a tagged frame (VLAN 5) keeps its tag inside the pushed one */
+    tframe g = f;
+    g.vid = 5;
+    g.pcp = 1;
+    CHECK_EQ(send(VF(0), &g, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_UPLINK) && d.vid == 10);
+    n = vsw_egress_frame(sw, &d, VSW_PORT_UPLINK, fb, fl, out, sizeof(out));
+    CHECK_EQ(n, fl + 4);
+    CHECK(has_tag(out, 3, 10) && has_tag(out + 4, 1, 5) && !memcmp(out + 16, fb + 12, fl - 12));
+    uint64_t np = 0, nb = 0;
+    CHECK_EQ(vsw_rule_stats(sw, 1, &np, &nb), 0);
+    CHECK_EQ(np, 2);
+    /* with a mirror to VF3: its copy is the pushed frame too */
+    t.rule.flags |= VSW_ACTF_MIRROR;
+    t.rule.mirror_port = VF(3);
+    CHECK_EQ(vsw_rule_replace(sw, &t, &e), 0);
+    CHECK_EQ(send(VF(0), &f, &d), 2);
+    CHECK(vsw_portset_has(&d.egress, VF(3)) && d.mirror_port == VF(3));
+    n = vsw_egress_frame(sw, &d, VF(3), fb, fl, out, sizeof(out));
+    CHECK(n == fl + 4 && has_tag(out, 3, 10) && !memcmp(out + 16, fb + 12, fl - 12));
+    /* a redirect keeps its port; the frame leaves VF2 (a trunk) tagged */
+    t.rule.flags = VSW_ACTF_VLAN_PUSH | VSW_ACTF_COUNT | VSW_ACTF_REDIRECT;
+    t.rule.redirect_port = VF(2);
+    CHECK_EQ(vsw_rule_replace(sw, &t, &e), 0);
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(2)));
+    n = vsw_egress_frame(sw, &d, VF(2), fb, fl, out, sizeof(out));
+    CHECK(n == fl + 4 && has_tag(out, 3, 10));
+    /* without the push the frame is back on the slow path, untagged */
+    t.rule.flags = VSW_ACTF_COUNT;
+    CHECK_EQ(vsw_rule_replace(sw, &t, &e), 0);
+    CHECK_EQ(send(VF(0), &f, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_PF) && d.vlan_act == VSW_VLAN_ACT_NONE);
+    CHECK_EQ(vsw_egress_frame(sw, &d, VSW_PORT_PF, fb, fl, out, sizeof(out)), fl);
+
+    /* pop on the uplink: VLAN 10 from the wire reaches VF1 untagged */
+    tframe w = frm(MAC_UP, MAC_VF[1]);
+    w.vid = 10;
+    CHECK_EQ(send(VSW_PORT_UPLINK, &w, &d), 1);     /* no rule: (VF1, 10) misses */
+    CHECK(vsw_portset_has(&d.egress, VSW_PORT_PF));
+    memset(&t, 0, sizeof(t));
+    t.cookie = 2;
+    t.scope = VSW_PORT_UPLINK;
+    t.rule = R0();
+    t.rule.verdict = VSW_ACT_PERMIT;
+    t.rule.flags = VSW_ACTF_VLAN_POP | VSW_ACTF_COUNT;
+    CHECK_EQ(vsw_rule_add(sw, &t, &e), 0);
+    CHECK_EQ(send(VSW_PORT_UPLINK, &w, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(1)) && d.vlan_act == VSW_VLAN_ACT_POP && d.vid == 0);
+    n = vsw_egress_frame(sw, &d, VF(1), fb, fl, out, sizeof(out));
+    CHECK_EQ(n, fl - 4);
+    CHECK(!memcmp(out, fb, 12) && !memcmp(out + 12, fb + 16, fl - 16));
+    /* an untagged frame: nothing to pop, forwarded as it is, counted */
+    tframe u = frm(MAC_UP, MAC_VF[1]);
+    CHECK_EQ(send(VSW_PORT_UPLINK, &u, &d), 1);
+    CHECK(vsw_portset_has(&d.egress, VF(1)) && d.vlan_act == VSW_VLAN_ACT_NONE);
+    n = vsw_egress_frame(sw, &d, VF(1), fb, fl, out, sizeof(out));
+    CHECK(n == fl && !memcmp(out, fb, fl));
+    CHECK_EQ(vsw_rule_stats(sw, 2, &np, &nb), 0);
+    CHECK_EQ(np, 2);
+    /* the mirror of a popped frame has no tag */
+    t.rule.flags |= VSW_ACTF_MIRROR;
+    t.rule.mirror_port = VF(3);
+    CHECK_EQ(vsw_rule_replace(sw, &t, &e), 0);
+    CHECK_EQ(send(VSW_PORT_UPLINK, &w, &d), 2);
+    n = vsw_egress_frame(sw, &d, VF(3), fb, fl, out, sizeof(out));
+    CHECK(n == fl - 4 && !memcmp(out + 12, fb + 16, fl - 16));
+
+    /* refused: push with pop, VID 0 / 4095, priority 8; nothing changes */
+    vsw_trule bad = t;
+    bad.cookie = 3;
+    bad.rule.flags = VSW_ACTF_VLAN_PUSH | VSW_ACTF_VLAN_POP;
+    bad.rule.vlan_vid = 10;
+    CHECK_EQ(vsw_rule_add(sw, &bad, &e), -EINVAL);
+    CHECK(strstr(e.msg, "push and pop") != NULL);
+    uint16_t vids[3] = {0, 4095, 10};
+    uint8_t pcps[3] = {0, 0, 8};
+    for (int i = 0; i < 3; i++) {
+        bad.rule.flags = VSW_ACTF_VLAN_PUSH;
+        bad.rule.vlan_vid = vids[i];
+        bad.rule.vlan_pcp = pcps[i];
+        CHECK_EQ(vsw_rule_add(sw, &bad, &e), -EINVAL);
+        bad.cookie = 2;
+        CHECK_EQ(vsw_rule_replace(sw, &bad, &e), -EINVAL);
+        bad.cookie = 3;
+    }
+    CHECK_EQ(vsw_rule_get(sw, 3, &got), -ENOENT);
+    CHECK_EQ(vsw_rule_get(sw, 2, &got), 0);
+    CHECK(got.rule.flags & VSW_ACTF_VLAN_POP);
+    CHECK_EQ(send(VSW_PORT_UPLINK, &w, &d), 2);     /* still pops */
+    CHECK(d.vlan_act == VSW_VLAN_ACT_POP);
+    vsw_destroy(sw);
+}
+
 int main(void)
 {
     test_parse();
@@ -710,5 +870,6 @@ int main(void)
     test_acl_actions();
     test_acl_invalid();
     test_switchdev_forwarding();
+    test_vlan_push_pop();
     return t_done();
 }
