@@ -92,14 +92,19 @@ def cpu_window_read(lab):
     return busy
 
 
-def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra=""):
+def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra="", iters=0):
     """Run perftest `tool` -R: server on h2, client on h1, in namespaces
-    dev_ns; returns (MB/s or usec, cpu busy per host, client output)."""
+    dev_ns; returns (MB/s or usec, cpu busy per host, client output).
+    Bandwidth runs last the CPU window plus its lead and a margin: by
+    duration, or (perftest's events mode has no duration mode) by `iters`
+    messages, which the caller sizes from a rate measured before."""
     log = f"/tmp/{tool}-srv.log"
     lab.ssh("h2", f"pkill -x {tool}; rm -f {log}", check=False)
     bw = "_bw" in tool
-    # bandwidth runs last the CPU window plus its lead and a margin
-    dur = f"-D {secs + CPU_LEAD_S + 2}" if bw else f"-n {max(100, secs * 200)}"
+    if bw:
+        dur = f"-n {iters}" if iters else f"-D {secs + CPU_LEAD_S + 2}"
+    else:
+        dur = f"-n {max(100, secs * 200)}"
     cmd = f"{tool} -R -F -s {size} {dur} {extra}"
     lab.ssh("h2", f"ip netns exec {dev_ns} setsid timeout {secs + 90} {cmd} "
                   f">{log} 2>&1 </dev/null &")
@@ -147,6 +152,14 @@ def sockperf(lab, ns, dst, secs):
     if not m:
         raise RuntimeError(f"{cmd}: no latency\n{r.stdout[-2000:]}")
     return float(m.group(1)), cmd
+
+
+def events_iters(res, size, mode, secs):
+    """Messages for an events-mode run to last ~secs + 6 s: from the polled
+    run's rate at this size (50 MB/s if it failed)."""
+    rate = next((r["MBps"] for r in res["throughput"] if r["path"] == "rdma_vf"
+                 and r["size"] == size and r["mode"] == mode and "MBps" in r), 50.0)
+    return max(200, int((secs + CPU_LEAD_S + 3) * rate * 1e6 / size))
 
 
 def cpu_s_per_gb(mbps, busy, secs):
@@ -229,7 +242,8 @@ def main():
                     ("rdma_vf", lambda: perftest(lab, "ib_write_bw", "vf0", VF["h2"], size, a.secs,
                                                  "-b" if bi else "")),
                     ("rdma_vf_ev", lambda: perftest(lab, "ib_send_bw", "vf0", VF["h2"], size,
-                                                    a.secs, "-e" + (" -b" if bi else ""))),
+                                                    a.secs, "-e" + (" -b" if bi else ""),
+                                                    iters=events_iters(res, size, mode, a.secs))),
                     ("tcp_virtio", lambda: iperf(lab, "vio", VIO["h2"], size, a.secs, bi)),
                     ("tcp_vf", lambda: iperf(lab, "vf0", VF["h2"], size, a.secs, bi)),
                     ("siw_virtio", lambda: perftest(lab, "ib_write_bw", "vio", VIO["h2"], size,
