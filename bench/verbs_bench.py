@@ -20,7 +20,7 @@ ib_write_lat -R and ib_send_lat -R through the VFs next to sockperf
 ping-pong (TCP) over virtio-net and over the VFs.
 
     python3 bench/verbs_bench.py [--secs 3] [--sizes 64,1024,...] [--quick] [--mtu 9000]
-                                 [--device-opts sq-doorbell-runs=on] [--out NAME]
+                                 [--device-opts line-rate=12000000] [--out NAME]
 
 Writes bench/results/verbs.json (figures, units, the commands, the machine)
 and bench/results/verbs.png; with --mtu other than 1500 (both paths: the VF
@@ -212,7 +212,7 @@ def main():
                     help="MTU of the VF netdevs (the RNIC follows) and of the virtio-net NICs")
     ap.add_argument("--device-opts", default="",
                     help="extra properties of the adapter (VFWARP_DEVICE_OPTS), "
-                         "e.g. sq-doorbell-runs=on")
+                         "e.g. line-rate=12000000")
     ap.add_argument("--out", default="",
                     help="results name under bench/results (default verbs, verbs-mtuN)")
     a = ap.parse_args()

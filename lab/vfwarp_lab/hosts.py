@@ -37,7 +37,7 @@ UNIX_PATH_MAX = 100   # sun_path is 108 bytes; ssh adds a suffix while binding
 
 def device_opts() -> str:
     """Extra properties of the adapter from VFWARP_DEVICE_OPTS (benchmarks and
-    experiments, e.g. "sq-doorbell-runs=on"); checked, since they reach
+    experiments, e.g. "line-rate=12000000"); checked, since they reach
     QEMU's command line."""
     opts = os.environ.get("VFWARP_DEVICE_OPTS", "").strip()
     if not opts:
