@@ -602,6 +602,25 @@ static void test_acl_invalid(void)
     vsw_destroy(sw);
 }
 
+/* Switchdev's slow path for the VFs and the uplink: no static FDB entry
+ * for a VF, every VF's and the wire's misses to the PF (the representors),
+ * no learning from the wire. */
+static void slow_path_everywhere(void)
+{
+    vsw_port_cfg pc;
+    vsw_error e;
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ(vsw_fdb_del(sw, MAC_VF[i], 0, NULL), 0);
+        vsw_port_get(sw, VF(i), &pc);
+        pc.miss_port = VSW_PORT_PF;
+        CHECK_EQ(vsw_port_set(sw, VF(i), &pc, &e), 0);
+    }
+    vsw_port_get(sw, VSW_PORT_UPLINK, &pc);
+    pc.miss_port = VSW_PORT_PF;
+    pc.learn = false;
+    CHECK_EQ(vsw_port_set(sw, VSW_PORT_UPLINK, &pc, &e), 0);
+}
+
 /* Switchdev forwarding: a VF's and the uplink's frames that no static FDB
  * entry names go to the PF (the representors' slow path) instead of
  * flooding; the PF, as the uplink representor, sends to the wire only;
@@ -615,17 +634,7 @@ static void test_switchdev_forwarding(void)
     vsw_error e;
     vsw_port_cfg pc;
     /* slow path everywhere: nothing in the static FDB */
-    for (int i = 0; i < 4; i++)
-        CHECK_EQ(vsw_fdb_del(sw, MAC_VF[i], 0, NULL), 0);
-    for (int i = 0; i < 4; i++) {
-        vsw_port_get(sw, VF(i), &pc);
-        pc.miss_port = VSW_PORT_PF;
-        CHECK_EQ(vsw_port_set(sw, VF(i), &pc, &e), 0);
-    }
-    vsw_port_get(sw, VSW_PORT_UPLINK, &pc);
-    pc.miss_port = VSW_PORT_PF;
-    pc.learn = false;
-    CHECK_EQ(vsw_port_set(sw, VSW_PORT_UPLINK, &pc, &e), 0);
+    slow_path_everywhere();
     vsw_port_get(sw, VSW_PORT_PF, &pc);
     pc.miss_port = VSW_PORT_UPLINK;
     pc.fdb_off = true;
@@ -726,19 +735,9 @@ static void test_vlan_push_pop(void)
     sw = fresh();
     vsw_decision d;
     vsw_error e;
-    vsw_port_cfg pc;
     uint8_t out[256];
     size_t n;
-    for (int i = 0; i < 4; i++) {
-        CHECK_EQ(vsw_fdb_del(sw, MAC_VF[i], 0, NULL), 0);
-        vsw_port_get(sw, VF(i), &pc);
-        pc.miss_port = VSW_PORT_PF;
-        CHECK_EQ(vsw_port_set(sw, VF(i), &pc, &e), 0);
-    }
-    vsw_port_get(sw, VSW_PORT_UPLINK, &pc);
-    pc.miss_port = VSW_PORT_PF;
-    pc.learn = false;
-    CHECK_EQ(vsw_port_set(sw, VSW_PORT_UPLINK, &pc, &e), 0);
+    slow_path_everywhere();
     /* the wire's MAC is known in VLAN 10 only, VF1's untagged only */
     CHECK_EQ(vsw_fdb_add(sw, MAC_UP, 10, VSW_PORT_UPLINK, &e), 0);
     CHECK_EQ(vsw_fdb_add(sw, MAC_VF[1], 0, VF(1), &e), 0);
