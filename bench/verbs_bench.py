@@ -66,53 +66,113 @@ rdma link show siw0/1
 
 
 CPU_LEAD_S = 3   # a run's set-up (ssh channel, connect, registration) before the window
+CPU_TAIL_S = 1   # and its tear-down (results exchange, deregistration) after it
+
+# Samples the first line of /proc/stat every 0.25 s with bash builtins only
+# (no fork per sample: a fork+exec costs milliseconds of a TCG guest's one
+# vCPU, which would show up as busy time in an events-mode run). The fifo
+# is never written: `read -t` on it is a sleep without a process.
+SAMPLER = r"""rm -f /tmp/cpusamp /tmp/cpusamp.stop /tmp/cpusamp.fifo; mkfifo /tmp/cpusamp.fifo
+setsid bash -c 'exec 9<>/tmp/cpusamp.fifo; end=$((EPOCHSECONDS + %(max)d))
+while [ $EPOCHSECONDS -lt $end ] && [ ! -e /tmp/cpusamp.stop ]; do
+  read -r l </proc/stat; echo "$EPOCHREALTIME $l"; read -t 0.25 -u 9 _
+done' >/tmp/cpusamp 2>/dev/null </dev/null &"""
+
+STAMP = "date +%s.%N"
 
 
-def cpu_window_start(lab, window):
-    """Sample /proc/stat on both hosts CPU_LEAD_S after now and `window` s
-    later, in the background: the busy share of the steady transfer alone,
-    without the set-up and tear-down of the tools (or of ssh) around it."""
+class ShortRun(RuntimeError):
+    """The run's steady part was too short for a CPU window."""
+    mbps = None
+
+
+def cpu_sampler_start(lab, max_s):
     for h in vt.HOSTS:
-        lab.ssh(h, f"rm -f /tmp/cpuwin; (sleep {CPU_LEAD_S}; head -n1 /proc/stat; "
-                   f"sleep {window}; head -n1 /proc/stat) >/tmp/cpuwin 2>&1 </dev/null &")
+        lab.ssh(h, SAMPLER % {"max": max_s})
 
 
-def cpu_window_read(lab):
-    """Busy share 0..1 per host over the window; the run must have outlasted
-    it (a window that closed after the transfer would count idle time)."""
-    busy = {}
+def stamped(cmd, mark):
+    """`cmd` with its start and end times (the host's clock) in /tmp/mark.t0
+    and .t1, and its exit status kept."""
+    return (f"{STAMP} >/tmp/{mark}.t0; {cmd}; rc=$?; {STAMP} >/tmp/{mark}.t1; exit $rc")
+
+
+def busy_share(samples, t_from, t_to):
+    """Busy share 0..1 between the first sample at or after t_from and the
+    last at or before t_to; None if they are less than 1 s apart (the steady
+    part of the run was too short to measure)."""
+    inside = [(t, v) for t, v in samples if t_from <= t <= t_to]
+    if len(inside) < 2 or inside[-1][0] - inside[0][0] < 1.0:
+        return None, 0.0
+    (ta, a), (tb, b) = inside[0], inside[-1]
+    idle = (b[3] + b[4]) - (a[3] + a[4])
+    total = sum(b) - sum(a)
+    return (total - idle) / max(1, total), tb - ta
+
+
+def read_samples(text):
+    out = []
+    for ln in text.splitlines():
+        f = ln.split()
+        if len(f) > 5 and f[1] == "cpu":
+            out.append((float(f[0].replace(",", ".")), [int(x) for x in f[2:]]))
+    return out
+
+
+def cpu_windows(lab, srv_mark, cli_mark, srv_delay):
+    """Busy share per host over the steady transfer: on h1 from CPU_LEAD_S
+    after the client started to CPU_TAIL_S before it ended; on h2 the same
+    span, located on h2's clock from the server's own start and end (the
+    client was started `srv_delay` s after the server). Stops the samplers.
+    Returns ({host: busy}, seconds measured on h1)."""
+    deadline = time.monotonic() + 15      # the server ends just after the client
+    while lab.ssh("h2", f"test -e /tmp/{srv_mark}.t1", check=False).returncode != 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the server had not ended 15 s after the client")
+        time.sleep(0.5)
+    spans = {}
+    t0, t1 = (float(x) for x in lab.ssh(
+        "h1", f"cat /tmp/{cli_mark}.t0 /tmp/{cli_mark}.t1").stdout.split())
+    spans["h1"] = (t0 + CPU_LEAD_S, t1 - CPU_TAIL_S)
+    s0, s1 = (float(x) for x in lab.ssh(
+        "h2", f"cat /tmp/{srv_mark}.t0 /tmp/{srv_mark}.t1").stdout.split())
+    spans["h2"] = (s0 + srv_delay + CPU_LEAD_S, s1 - CPU_TAIL_S)
+    busy, measured = {}, {}
     for h in vt.HOSTS:
-        lines = lab.ssh(h, "cat /tmp/cpuwin", check=False).stdout.splitlines()
-        if len(lines) != 2:
-            raise RuntimeError(f"{h}: the CPU window had not closed when the run ended")
-        a, b = ([int(x) for x in ln.split()[1:]] for ln in lines)
-        idle = (b[3] + b[4]) - (a[3] + a[4])
-        total = sum(b) - sum(a)
-        busy[h] = (total - idle) / max(1, total)
-    return busy
+        text = lab.ssh(h, "touch /tmp/cpusamp.stop; cat /tmp/cpusamp").stdout
+        busy[h], measured[h] = busy_share(read_samples(text), *spans[h])
+        if busy[h] is None:
+            raise ShortRun(f"{h}: the steady transfer ({spans[h][1] - spans[h][0]:.1f} s "
+                               f"after {CPU_LEAD_S} s of set-up) was too short for a CPU window")
+    return busy, round(measured["h1"], 2)
 
 
 def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra="", iters=0):
     """Run perftest `tool` -R: server on h2, client on h1, in namespaces
     dev_ns; returns (MB/s or usec, cpu busy per host, client output).
-    Bandwidth runs last the CPU window plus its lead and a margin: by
-    duration, or (perftest's events mode has no duration mode) by `iters`
-    messages, which the caller sizes from a rate measured before."""
+    Bandwidth runs last CPU_LEAD_S + secs + a margin: by duration, or
+    (perftest's events mode has no duration mode) by `iters` messages,
+    which the caller sizes from a rate measured before; the CPU window is
+    whatever steady part the run had."""
     log = f"/tmp/{tool}-srv.log"
-    lab.ssh("h2", f"pkill -x {tool}; rm -f {log}", check=False)
+    lab.ssh("h2", f"pkill -x {tool}; rm -f {log} /tmp/srv.t0 /tmp/srv.t1", check=False)
     bw = "_bw" in tool
     if bw:
-        dur = f"-n {iters}" if iters else f"-D {secs + CPU_LEAD_S + 2}"
+        dur = f"-n {iters}" if iters else f"-D {secs + CPU_LEAD_S + CPU_TAIL_S + 1}"
     else:
         dur = f"-n {max(100, secs * 200)}"
-    cmd = f"{tool} -R -F -s {size} {dur} {extra}"
-    lab.ssh("h2", f"ip netns exec {dev_ns} setsid timeout {secs + 90} {cmd} "
-                  f">{log} 2>&1 </dev/null &")
-    time.sleep(2)
+    # by count, a run may take longer than the polled one it was sized from
+    limit = secs + (240 if iters else 90)
     if bw:
-        cpu_window_start(lab, secs)
-    r = lab.ssh("h1", f"ip netns exec {dev_ns} timeout {secs + 90} {cmd} {srv_ip}",
-                check=False, timeout=secs + 150)
+        cpu_sampler_start(lab, limit + 30)
+    cmd = f"{tool} -R -F -s {size} {dur} {extra}"
+    t_srv = time.monotonic()
+    lab.ssh("h2", "setsid sh -c '" + stamped(f"ip netns exec {dev_ns} timeout {limit} {cmd} "
+                                             f">{log} 2>&1", "srv") + "' >/dev/null 2>&1 </dev/null &")
+    time.sleep(2)
+    srv_delay = time.monotonic() - t_srv
+    r = lab.ssh("h1", stamped(f"ip netns exec {dev_ns} timeout {limit} {cmd} {srv_ip}", "cli"),
+                check=False, timeout=limit + 60)
     if r.returncode != 0:
         raise RuntimeError(f"{cmd}: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-1000:]}\n"
                            + lab.ssh("h2", f"cat {log}", check=False).stdout[-2000:])
@@ -122,18 +182,28 @@ def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra="", iters=0):
     cols = line[-1].split()
     # bw: #bytes #iterations BW_peak BW_average MsgRate; lat: #bytes #iter t_min t_max t_typical t_avg ...
     val = float(cols[3]) if bw else float(cols[5])
-    return val, (cpu_window_read(lab) if bw else {}), cmd
+    try:
+        cpu_fig = cpu_windows(lab, "srv", "cli", srv_delay) if bw else ({}, 0)
+    except ShortRun as e:
+        e.mbps = val
+        raise
+    return val, cpu_fig, cmd
 
 
 def iperf(lab, ns, dst, size, secs, bidir):
-    lab.ssh("h2", f"pkill -x iperf3; ip netns exec {ns} setsid timeout {secs + 60} iperf3 -s -1 "
-                  ">/tmp/iperf3-s.log 2>&1 < /dev/null &", check=False)
+    lab.ssh("h2", "pkill -x iperf3; rm -f /tmp/srv.t0 /tmp/srv.t1", check=False)
+    cpu_sampler_start(lab, secs + 120)
+    t_srv = time.monotonic()
+    lab.ssh("h2", "setsid sh -c '" + stamped(f"ip netns exec {ns} timeout {secs + 60} iperf3 -s -1 "
+                                             ">/tmp/iperf3-s.log 2>&1", "srv")
+            + "' >/dev/null 2>&1 </dev/null &")
     time.sleep(1)
-    cpu_window_start(lab, secs)
-    cmd = f"iperf3 -c {dst} -t {secs + CPU_LEAD_S + 2} -l {size} -J" + \
+    srv_delay = time.monotonic() - t_srv
+    cmd = f"iperf3 -c {dst} -t {secs + CPU_LEAD_S + CPU_TAIL_S + 1} -l {size} -J" + \
         (" --bidir" if bidir else "")
-    r = lab.ssh("h1", f"ip netns exec {ns} timeout {secs + 60} {cmd}", timeout=secs + 120)
-    busy = cpu_window_read(lab)
+    r = lab.ssh("h1", stamped(f"ip netns exec {ns} timeout {secs + 60} {cmd}", "cli"),
+                timeout=secs + 120)
+    busy = cpu_windows(lab, "srv", "cli", srv_delay)
     end = json.loads(r.stdout)["end"]
     bps = end["sum_received"]["bits_per_second"]
     if bidir:
@@ -154,18 +224,44 @@ def sockperf(lab, ns, dst, secs):
     return float(m.group(1)), cmd
 
 
-def events_iters(res, size, mode, secs):
-    """Messages for an events-mode run to last ~secs + 6 s: from the polled
-    run's rate at this size (50 MB/s if it failed)."""
-    rate = next((r["MBps"] for r in res["throughput"] if r["path"] == "rdma_vf"
-                 and r["size"] == size and r["mode"] == mode and "MBps" in r), 50.0)
-    return max(200, int((secs + CPU_LEAD_S + 3) * rate * 1e6 / size))
+EVENTS_MIN_ITERS = 1000
 
 
-def cpu_s_per_gb(mbps, busy, secs):
-    """Both hosts' CPU-seconds per GB moved (each host: one vCPU)."""
-    gb = mbps * secs / 1000.0
-    return round(sum(busy.values()) * secs / gb, 3) if gb > 0 else None
+def rdma_events(lab, size, bi, secs, polled_mbps):
+    """ib_send_bw -e through the VFs. perftest has no duration mode with
+    events, so the run goes by message count, sized from the polled run's
+    rate to outlast the CPU window's lead, `secs` and its tail; if events
+    mode ran faster (under TCG a busy-polling vCPU takes the core from the
+    device model's thread, so it can) and the run was too short to measure,
+    it runs again sized from its own rate.
+
+    At least EVENTS_MIN_ITERS messages: below that perftest shrinks its
+    send and receive depths to the count, and on iWARP (send credits come
+    back as RDMA WRITEs, which raise no completion at the sender) a sender
+    that blocks on credits with no signaled send outstanding waits for an
+    event that never comes."""
+    extra = "-e" + (" -b" if bi else "")
+    want_s = 1.3 * (secs + CPU_LEAD_S + CPU_TAIL_S + 1)
+    rate = polled_mbps or 50.0
+    for attempt in (1, 2):
+        iters = max(EVENTS_MIN_ITERS, int(want_s * rate * 1e6 / size))
+        try:
+            return perftest(lab, "ib_send_bw", "vf0", VF["h2"], size, secs, extra, iters=iters)
+        except ShortRun as e:
+            if attempt == 2:
+                raise
+            rate = e.mbps
+
+
+def polled_rate(res, size, mode):
+    return next((r["MBps"] for r in res["throughput"] if r["path"] == "rdma_vf"
+                 and r["size"] == size and r["mode"] == mode and "MBps" in r), None)
+
+
+def cpu_s_per_gb(mbps, busy):
+    """Both hosts' CPU-seconds per GB moved (each host: one vCPU): busy
+    shares over the window, at the run's rate (MB/s)."""
+    return round(sum(busy.values()) * 1000.0 / mbps, 3) if mbps > 0 else None
 
 
 def plot(res, path):
@@ -241,9 +337,8 @@ def main():
                 runs = (
                     ("rdma_vf", lambda: perftest(lab, "ib_write_bw", "vf0", VF["h2"], size, a.secs,
                                                  "-b" if bi else "")),
-                    ("rdma_vf_ev", lambda: perftest(lab, "ib_send_bw", "vf0", VF["h2"], size,
-                                                    a.secs, "-e" + (" -b" if bi else ""),
-                                                    iters=events_iters(res, size, mode, a.secs))),
+                    ("rdma_vf_ev", lambda: rdma_events(lab, size, bi, a.secs,
+                                                       polled_rate(res, size, mode))),
                     ("tcp_virtio", lambda: iperf(lab, "vio", VIO["h2"], size, a.secs, bi)),
                     ("tcp_vf", lambda: iperf(lab, "vf0", VF["h2"], size, a.secs, bi)),
                     ("siw_virtio", lambda: perftest(lab, "ib_write_bw", "vio", VIO["h2"], size,
@@ -252,7 +347,7 @@ def main():
                 for key, fn in runs:
                     n += 1
                     try:
-                        mbps, busy, cmd = fn()
+                        mbps, (busy, win_s), cmd = fn()
                     except (RuntimeError, ValueError, KeyError) as e:
                         print(f"[{n}/{total}] {key} {mode} {size} B: FAILED: {str(e)[:300]}",
                               flush=True)
@@ -261,7 +356,8 @@ def main():
                         continue
                     rec = {"path": key, "mode": mode, "size": size, "MBps": round(mbps, 2),
                            "cpu_busy": {h: round(v, 3) for h, v in busy.items()},
-                           "cpu_s_per_GB": cpu_s_per_gb(mbps, busy, a.secs), "command": cmd}
+                           "cpu_window_s": win_s, "cpu_s_per_GB": cpu_s_per_gb(mbps, busy),
+                           "command": cmd}
                     res["throughput"].append(rec)
                     print(f"[{n}/{total}, {time.time() - t0:.0f}s] {key:10s} {mode} {size:7d} B: "
                           f"{mbps:8.2f} MB/s, CPU h1 {busy['h1']:.0%} h2 {busy['h2']:.0%}",
@@ -327,8 +423,10 @@ def main():
         "command": "python3 bench/verbs_bench.py " + " ".join(sys.argv[1:]),
         "setup": "2 lab hosts (TCG, 1 vCPU, 2 GiB each); VF0 of each host in netns vf0; "
                  "virtio-net NICs on a second dgram wire in netns vio (siw0 on them); "
-                 f"MTU {a.mtu} on both paths; CPU busy over a {a.secs}-s window inside each run "
-                 f"(runs last {a.secs + CPU_LEAD_S + 2} s); server on h2, client on h1; "
+                 f"MTU {a.mtu} on both paths; CPU busy sampled every 0.25 s, over each run "
+                 f"from {CPU_LEAD_S} s after its start to {CPU_TAIL_S} s before its end "
+                 f"(bandwidth runs last {a.secs + CPU_LEAD_S + CPU_TAIL_S + 1} s; events-mode "
+                 "runs by message count); server on h2, client on h1; "
                  f"adapter properties: {a.device_opts or 'defaults'}",
         "machine": {"cpu": platform.processor() or platform.machine(),
                     "cores": os.cpu_count(), "kernel": platform.release(),
