@@ -162,7 +162,7 @@ def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra="", iters=0):
     else:
         dur = f"-n {max(100, secs * 200)}"
     # by count, a run may take longer than the polled one it was sized from
-    limit = secs + (240 if iters else 90)
+    limit = secs + (60 if iters else 90)
     if bw:
         cpu_sampler_start(lab, limit + 30)
     cmd = f"{tool} -R -F -s {size} {dur} {extra}"
@@ -182,6 +182,9 @@ def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra="", iters=0):
     cols = line[-1].split()
     # bw: #bytes #iterations BW_peak BW_average MsgRate; lat: #bytes #iter t_min t_max t_typical t_avg ...
     val = float(cols[3]) if bw else float(cols[5])
+    if val <= 0:
+        # perftest prints a result line even when nothing moved (siw seen so)
+        raise RuntimeError(f"{cmd}: reported {val}\n{r.stdout[-1000:]}")
     try:
         cpu_fig = cpu_windows(lab, "srv", "cli", srv_delay) if bw else ({}, 0)
     except ShortRun as e:
@@ -225,6 +228,13 @@ def sockperf(lab, ns, dst, secs):
 
 
 EVENTS_MIN_ITERS = 1000
+# Below this size the events runs are left out: perftest's sender on iWARP
+# blocks on send credits, which come back as RDMA WRITEs and raise no
+# completion; when its last signaled send has completed before the credit
+# arrives it waits for an event forever (seen at 64 B: 681 of 2000 sent, all
+# completed, the credit written, the sender in ibv_get_cq_event). Small
+# messages outrun the receiver's credit writes; at >= 16 KiB they did not.
+EVENTS_MIN_SIZE = 16384
 
 
 def rdma_events(lab, size, bi, secs, polled_mbps):
@@ -243,14 +253,19 @@ def rdma_events(lab, size, bi, secs, polled_mbps):
     extra = "-e" + (" -b" if bi else "")
     want_s = 1.3 * (secs + CPU_LEAD_S + CPU_TAIL_S + 1)
     rate = polled_mbps or 50.0
-    for attempt in (1, 2):
+    for attempt in (1, 2, 3):
         iters = max(EVENTS_MIN_ITERS, int(want_s * rate * 1e6 / size))
         try:
             return perftest(lab, "ib_send_bw", "vf0", VF["h2"], size, secs, extra, iters=iters)
         except ShortRun as e:
-            if attempt == 2:
+            if attempt == 3:
                 raise
             rate = e.mbps
+        except RuntimeError as e:
+            # the credit wait above, rarer at these sizes: once more
+            if attempt == 3 or "exit 124" not in str(e):
+                raise
+            print(f"    {size} B events run timed out (perftest credit wait?): again", flush=True)
 
 
 def polled_rate(res, size, mode):
@@ -346,6 +361,11 @@ def main():
                 )
                 for key, fn in runs:
                     n += 1
+                    if key == "rdma_vf_ev" and size < EVENTS_MIN_SIZE:
+                        res["throughput"].append({"path": key, "mode": mode, "size": size,
+                                                  "skipped": f"below {EVENTS_MIN_SIZE} B: "
+                                                  "perftest -e waits forever for credits"})
+                        continue
                     try:
                         mbps, (busy, win_s), cmd = fn()
                     except (RuntimeError, ValueError, KeyError) as e:
@@ -385,7 +405,8 @@ def main():
 
     def fig(path, mode, size):
         for r in res["throughput"]:
-            if r["path"] == path and r["mode"] == mode and r["size"] == size and "MBps" in r:
+            if r["path"] == path and r["mode"] == mode and r["size"] == size and \
+                    r.get("MBps", 0) > 0:
                 return r
         return None
 
