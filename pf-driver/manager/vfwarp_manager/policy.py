@@ -237,7 +237,9 @@ def _check_acl_rule(t, i, r, own_set, errors):
 
 def load(paths, totalvfs=None, read=None):
     """Policy from files; raises PolicyInvalid with every error.
-    totalvfs: the PF's sriov_totalvfs when known (live host), else None."""
+    totalvfs: the PF's sriov_totalvfs when known (live host), else None; or
+    a function PF name -> sriov_totalvfs, called once the files are valid
+    without it (then checked again with it)."""
     read = read or _read_text
     errors, files = [], []
     for p in expand_paths(paths):
@@ -262,9 +264,19 @@ def load(paths, totalvfs=None, read=None):
         raise PolicyInvalid(errors)
     host = hosts[0]
     tenants = [Tenant(f, f.data["name"]) for f in tenant_files]
-    _check_across(host, tenants, totalvfs, errors)
+    _check_across(host, tenants, None if callable(totalvfs) else totalvfs, errors)
     if errors:
         raise PolicyInvalid(errors)
+    if callable(totalvfs):
+        # Asked only of files valid without it (a PF that is not there is
+        # then a live-state error, not one of the files), and checked on
+        # the same parse: parsing is most of a load.
+        total = totalvfs(host.data["adapter"]["pf"])
+        if total is not None:
+            tenants = [Tenant(f, f.data["name"]) for f in tenant_files]
+            _check_across(host, tenants, total, errors)
+            if errors:
+                raise PolicyInvalid(errors)
     return Policy(host, sorted(tenants, key=lambda t: t.name), [f.path for f in files])
 
 
