@@ -20,7 +20,7 @@ import sys
 import time
 
 from . import desired as dz
-from . import cli_txn, format_v1, live, plan as pl, policy, timings
+from . import cli_txn, format_v1, live, parse_cache, plan as pl, policy, statedir, timings
 from .runner import Runner
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_LIVE, EXIT_CHANGES = 0, 1, 2, 3, 4
@@ -31,7 +31,9 @@ def _load(args, runner):
     total = args.totalvfs
     if getattr(args, "live", False) and total is None:
         total = lambda pf: live.read_sriov(runner, pf)["totalvfs"]  # noqa: E731
-    return policy.load(args.files, totalvfs=total)
+    # plan shares apply's parse cache (the state dir); validate always parses
+    cache = parse_cache.Cache(statedir.StateDir().path) if args.cmd == "plan" else None
+    return policy.load(args.files, totalvfs=total, cache=cache)
 
 
 def cmd_validate(args, runner, out):

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from . import audit, confirm, layers, live, policy, statedir, timings, transaction
+from . import audit, confirm, layers, live, parse_cache, policy, statedir, timings, transaction
 from . import desired as dz
 from . import plan as pl
 from .journal import JournalError
@@ -144,8 +144,10 @@ def _load_policy(args, runner, rep):
     total = args.totalvfs
     if total is None:
         total = lambda pf: live.read_sriov(runner, pf)["totalvfs"]  # noqa: E731
+    cache = parse_cache.Cache(statedir.StateDir(args.state_dir, args.audit_log).path,
+                              create=args.cmd == "apply")
     try:
-        p = policy.load(args.files, totalvfs=total)
+        p = policy.load(args.files, totalvfs=total, cache=cache)
     except policy.PolicyInvalid as e:
         rep.doc.update(valid=False, errors=[x.as_json() for x in e.errors])
         rep.lines += [str(x) for x in e.errors]
