@@ -127,11 +127,11 @@ class Host:
             self.sh(f"cat >> /tmp/put.b64 <<'EOF'\n{b64[i:i + 60000]}\nEOF")
         self.sh(f"base64 -d /tmp/put.b64 | tar xz -C {dest} && rm /tmp/put.b64")
 
-    def timed(self, opt, args):
+    def timed(self, opt, args, timings=True):
         """One vfwarpctl run timed inside the host: (seconds, exit, stdout
         JSON, timings JSON)."""
         r = self.sh(f"""cd {opt} && s=$EPOCHREALTIME
-VFWARP_STATE_DIR=/run/vfwarp-bench ./vfwarpctl {args} --json --timings >/tmp/b.out 2>/tmp/b.err
+VFWARP_STATE_DIR=/run/vfwarp-bench ./vfwarpctl {args} --json {"--timings" if timings else ""} >/tmp/b.out 2>/tmp/b.err
 rc=$?; e=$EPOCHREALTIME; echo "@@ $rc $s $e"; cat /tmp/b.out; echo "@@err"; cat /tmp/b.err""")
         head, _, rest = r.stdout.partition("\n")
         _, rc, s, e = head.split()
@@ -147,10 +147,10 @@ rc=$?; e=$EPOCHREALTIME; echo "@@ $rc $s $e"; cat /tmp/b.out; echo "@@err"; cat 
         return float(e) - float(s)
 
 
-def to_nothing(h, opt):
+def to_nothing(h, opt, timings=True):
     """No VFs, no owned rate nodes (an apply of a host file with 0 VFs),
     DCB and the line rate at the device's defaults."""
-    secs, rc, out, _, err = h.timed(opt, "apply /root/pol-empty")
+    secs, rc, out, _, err = h.timed(opt, "apply /root/pol-empty", timings)
     if rc != 0:
         raise RuntimeError(f"reset apply failed ({rc}): {out} {err}")
     h.sh(QOS_RESET)
@@ -160,16 +160,17 @@ def to_nothing(h, opt):
         raise RuntimeError(f"not at nothing: {left}")
 
 
-def run_manager(h, opt, reps, log):
+def run_manager(h, opt, reps, log, timings=True):
+    """timings: the manager has --timings (a baseline from before it may not)."""
     phases = {k: [] for k in ("apply_from_nothing", "reapply_unchanged", "plan", "drift")}
     for rep in range(reps):
-        to_nothing(h, opt)
+        to_nothing(h, opt, timings)
         for phase, args, want_rc, want_result in (
                 ("apply_from_nothing", "apply /root/pol-bench", 0, "applied"),
                 ("reapply_unchanged", "apply /root/pol-bench", 0, "unchanged"),
                 ("plan", "plan /root/pol-bench", 0, None),
                 ("drift", "drift /root/pol-bench", 0, None)):
-            secs, rc, out, tim, err = h.timed(opt, args)
+            secs, rc, out, tim, err = h.timed(opt, args, timings)
             if rc != want_rc or (want_result and (out or {}).get("result") != want_result):
                 raise RuntimeError(f"{opt} {phase}: exit {rc}: {json.dumps(out)[:2000]} {err[-2000:]}")
             extra = {"steps": len(out.get("steps", []))} if want_result else {}
@@ -224,7 +225,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--baseline", metavar="REV", help="also run the manager of this git revision")
-    ap.add_argument("--state", help="lab state directory (default: a new temporary one)")
+    ap.add_argument("--reuse", metavar="DIR", help="run on h1 of a lab already up "
+                    "(`lab/labctl --state DIR up`), leave it up with vfwarp_pf unloaded")
     a = ap.parse_args()
     if not (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists():
         sys.exit("run 'make modules' first")
@@ -232,10 +234,11 @@ def main():
     base = checkout(a.baseline) if a.baseline else None
     here = subprocess.run(["git", "-C", str(TOP), "describe", "--always", "--dirty"],
                           capture_output=True, text=True).stdout.strip()
-    lab = Lab(Path(a.state or tempfile.mkdtemp(prefix="vfw-bench-")), image=Image.default())
+    lab = Lab(Path(a.reuse or tempfile.mkdtemp(prefix="vfw-bench-")), image=Image.default())
     res = {}
     try:
-        lab.up(1)
+        if not a.reuse:
+            lab.up(1)
         h = Host(lab)
         h.sh(f"insmod {MOD}")
         h.sh(QOS_RESET)
@@ -250,12 +253,17 @@ def main():
         log(json.dumps({k: v["median_s"] for k, v in res["kernel"].items()}))
         res["manager"] = run_manager(h, "/opt/vfwarpctl", a.reps, log)
         if base:
-            res["baseline"] = dict(run_manager(h, "/opt/vfwarpctl-base", a.reps, log),
+            res["baseline"] = dict(run_manager(h, "/opt/vfwarpctl-base", a.reps, log, timings=False),
                                    revision=f"{a.baseline} ({base[1]})")
         to_nothing(h, "/opt/vfwarpctl")
         info = h.sh("uname -r; nproc; ip -V; devlink -V; python3 -V").stdout.split("\n")
     finally:
-        lab.down()
+        if a.reuse:
+            lab.ssh(HOST, f"rm -rf /run/vfwarp-bench; [ -d /sys/module/vfwarp_pf ] && {{ {QOS_RESET} }}; "
+                          f"echo 0 > /sys/bus/pci/devices/{BDF}/sriov_numvfs; rmmod vfwarp_pf",
+                    check=False, timeout=600)
+        else:
+            lab.down()
     m = res["manager"]
     out = {
         "figure": "vfwarpctl wall time on a lab host, 128 VFs / 32 tenants (inside the host, no ssh)",

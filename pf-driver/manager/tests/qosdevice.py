@@ -128,8 +128,10 @@ class QosDevice(Runner):
         """`ip|devlink [-force] -batch -` as iproute2's batch(): each line one
         command; at a failing line "Command failed -:N" on stderr, then stop
         (without -force) or go on; exit 1 if any line failed."""
-        assert argv[-2:] == ("-batch", "-") and argv[0] in ("ip", "devlink"), argv
-        force = "-force" in argv
+        # as each tool spells them (devlink: getopt_long, ip: its own parser)
+        flags = {"ip": ("-force", "-batch"), "devlink": ("--force", "--batch")}[argv[0]]
+        assert argv[-2:] == (flags[1], "-") and set(argv[1:-2]) <= {flags[0]}, argv
+        force = flags[0] in argv
         self.batches.append((argv, stdin))
         err, rc = "", 0
         for n, line in enumerate(stdin.splitlines(), 1):

@@ -124,7 +124,7 @@ def test_vf_ports_looked_up_once_per_batch():
     dev = with_node()
     acts = [leaf_action(DEV, n, {"parent": "vfw-a", "tx_weight": n + 1}) for n in range(8)]
     assert batch.run_actions(dev, acts) == []
-    assert dev.processes == [("devlink", "-j", "port", "show", DEV), ("devlink", "-batch", "-")]
+    assert dev.processes == [("devlink", "-j", "port", "show", DEV), ("devlink", "--batch", "-")]
     assert [dev.st["leaves"][n]["tx_weight"] for n in range(8)] == list(range(1, 9))
     # a VF without a port: the commands before it ran, it is the failure
     acts.insert(3, leaf_action(DEV, 99, {"tx_weight": 5}))
@@ -157,7 +157,7 @@ def test_128_vfs_32_tenants_apply_in_a_few_processes_and_undo_a_refusal_exactly(
     changes = [p for p in dev.processes if "-j" not in p and "-V" not in p]
     # sysfs write, then all 192 rate commands (32 nodes, 128 leaves, 32 node
     # shares) and all 128 VF commands in one batch each; DCB on its own
-    assert [c[:3] for c in changes] == [("devlink", "-batch", "-"), ("ip", "-batch", "-"),
+    assert [c[:3] for c in changes] == [("devlink", "--batch", "-"), ("ip", "-batch", "-"),
                                         ("dcb", "ets", "set"), ("dcb", "app", "add")], changes
     assert [len(s.splitlines()) for _, s in dev.batches] == [192, 128]
     assert dev.st["vfs"][77]["vlan"] == 119 and dev.st["leaves"][77]["parent"] == "vfw-t19"

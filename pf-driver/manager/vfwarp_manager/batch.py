@@ -31,6 +31,10 @@ from .actions import run_action
 from .runner import Result, ToolError
 
 BATCH_TOOLS = ("ip", "devlink")
+# How each tool spells keep-going and batch-from-stdin: ip takes its own
+# -force/-batch; devlink parses options with getopt_long, where "-batch"
+# would be "-b atch" (a file named atch), so it gets the long options.
+BATCH_ARGS = {"ip": (["-force"], ["-batch", "-"]), "devlink": (["--force"], ["--batch", "-"])}
 # Leading options a batch may carry for all its lines (ip -n NETNS ...).
 PREFIX_OPTS = {"ip": ("-n", "-netns")}
 # iproute2's makeargs (lib/utils.c): blanks split, quotes and '#' are syntax.
@@ -91,7 +95,8 @@ def _split_errors(stderr):
 def _run_batch(runner, key, argvs, keep_going):
     """[(index in argvs, ToolError)] of one batch process."""
     tool, opts = key
-    argv = [tool, *opts] + (["-force"] if keep_going else []) + ["-batch", "-"]
+    force, batch = BATCH_ARGS[tool]
+    argv = [tool, *opts] + (force if keep_going else []) + batch
     text = "".join(" ".join(a[1 + len(opts):]) + "\n" for a in argvs)
     with timings.span(f"run {tool} batch"):
         r = runner.run(argv, stdin=text)
