@@ -93,12 +93,14 @@ bench-native: deps
 
 # Boots two lab hosts: iperf3 VF-to-VF across the wire next to virtio-net;
 # then iWARP RDMA through the VFs next to virtio-net TCP, VF TCP and siw
-# (JSON + PNG plot; matplotlib from PyPI for the plot), at MTU 1500 and 9000.
+# (JSON + PNG plot; matplotlib from PyPI for the plot), at MTU 1500 and 9000;
+# and vfwarpctl's apply/re-apply/plan of 128 VFs and 32 tenants (issue 19).
 bench-lab: qemu modules provider siw pydeps
 	@echo "==> VF-to-VF iperf3 vs virtio-net (lab)"; $(PYTHON) bench/vf_iperf.py --secs 5 --reps 3
 	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || $(PYTHON) -m pip install -q matplotlib
 	@echo "==> iWARP RDMA through VFs vs virtio-net TCP, VF TCP, siw (lab)"; $(PYTHON) bench/verbs_bench.py --secs 3
 	@echo "==> the same at MTU 9000 on both paths (lab)"; $(PYTHON) bench/verbs_bench.py --secs 3 --sizes 65536,262144 --mtu 9000
+	@echo "==> vfwarpctl: 128 VFs / 32 tenants applied, re-applied, planned (lab)"; $(PYTHON) bench/policy_bench.py --reps 3
 
 clean:
 	rm -rf build

@@ -210,7 +210,8 @@ def test_failure_injected_at_each_step_leaves_the_snapshot(host):
         assert doc["problems"] == [], (k, when, doc["problems"])    # the undo alone restored it
         assert host.link_json() == snapshot, (k, when)
         assert host.ctl("inject", "drift /root/pol-a").returncode == 0, (k, when)
-    assert host.sh("ls /run/vfwarp-lab/inject").stdout.split() == ["audit.jsonl", "last.json", "lock"]
+    assert host.sh("ls /run/vfwarp-lab/inject").stdout.split() == ["audit.jsonl", "last.json", "lock",
+                                                                     "parsed.pickle"]
     recs = host.audit("inject")
     assert all(x["result"] == "restored" and x["rollback_reason"] for x in recs[1:]), recs
 

@@ -37,6 +37,7 @@ class QosDevice(Runner):
                            "prio_tc": list(range(8))},
                    "maxrate": [0] * 8, "app": {}, "trust": ["pcp"]}
         self.log = []
+        self.batches = []       # (argv, stdin) of each batch process
         self._numvfs(numvfs)
 
     # ---- the rules ----
@@ -111,8 +112,10 @@ class QosDevice(Runner):
         assert path == SYS, path
         return BDF
 
-    def run(self, argv):
+    def run(self, argv, stdin=None):
         argv = tuple(str(a) for a in argv)
+        if stdin is not None:
+            return self._batch(argv, stdin)
         try:
             out = self._run(list(argv))
         except Refused as e:
@@ -120,6 +123,24 @@ class QosDevice(Runner):
         if "-j" not in argv and "-V" not in argv:
             self.log.append(argv)           # the commands that change something
         return Result(argv, 0, out, "")
+
+    def _batch(self, argv, stdin):
+        """`ip|devlink [-force] -batch -` as iproute2's batch(): each line one
+        command; at a failing line "Command failed -:N" on stderr, then stop
+        (without -force) or go on; exit 1 if any line failed."""
+        # as each tool spells them (devlink: getopt_long, ip: its own parser)
+        flags = {"ip": ("-force", "-batch"), "devlink": ("--force", "--batch")}[argv[0]]
+        assert argv[-2:] == (flags[1], "-") and set(argv[1:-2]) <= {flags[0]}, argv
+        force = flags[0] in argv
+        self.batches.append((argv, stdin))
+        err, rc = "", 0
+        for n, line in enumerate(stdin.splitlines(), 1):
+            r = self.run((argv[0],) + tuple(line.split()))
+            if r.returncode:
+                err, rc = err + r.stderr + f"Command failed -:{n}\n", 1
+                if not force:
+                    break
+        return Result(argv, rc, "", err)
 
     def _run(self, a):
         s = self.st

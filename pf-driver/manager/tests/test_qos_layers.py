@@ -238,3 +238,34 @@ def test_rate_layer_only_where_devlink_has_rate_objects(dev):
         else real(a)
     # a devlink instance without devlink rate: no rate layer (nothing to read or set)
     assert not layers.PfHost.for_desired(dev, want).rate
+
+
+def plan(dev, files):
+    out = io.StringIO()
+    return cli.main(["plan", files], runner=dev, out=out), out.getvalue()
+
+
+def test_what_choosing_the_layers_read_serves_the_snapshot_and_only_it(tmp_path, dev):
+    """The devlink rate show that decides whether the rate layer is managed
+    is the snapshot's too; the read-back after the steps asks again."""
+    calls = []
+    real = dev.run
+
+    def counting(argv, stdin=None):
+        calls.append(tuple(argv))
+        return real(argv, stdin)
+    dev.run = counting
+    rate_show = ("devlink", "-j", "port", "function", "rate", "show")
+    assert ctl(tmp_path, dev, "apply", policy_dir(tmp_path))[0] == 0
+    assert calls.count(rate_show) == 2               # probe + snapshot, then the read-back
+    calls.clear()
+    assert "no changes" in ctl(tmp_path, dev, "apply", policy_dir(tmp_path))[1]
+    assert calls.count(rate_show) == 1
+    calls.clear()
+    rc, out = plan(dev, policy_dir(tmp_path))
+    assert rc == 0 and out.endswith("\n0 changes\n"), out
+    assert calls.count(rate_show) == 1
+    # a hand change between two runs is seen: nothing is kept across runs
+    dev.st["nodes"]["vfw-red"]["tx_weight"] = 7
+    rc, out = plan(dev, policy_dir(tmp_path))
+    assert rc == 4 and "rate-node vfw-red tx_weight: 7 -> 3" in out, out

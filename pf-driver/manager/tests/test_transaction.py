@@ -58,12 +58,17 @@ class Recording(Runner):
     disk when it ran."""
 
     def __init__(self, sd):
-        self.sd, self.log = sd, []
+        self.sd, self.log, self.processes = sd, [], []
 
-    def run(self, argv):
-        if "set" in argv:
-            self.log.append((tuple(argv), os.path.exists(self.sd.journal)))
-        return super().run(argv)
+    def run(self, argv, stdin=None):
+        self.processes.append(tuple(argv))
+        # a batch (`ip -n NS -batch -`): each of its lines is one command
+        cmds = [tuple(argv[:3]) + tuple(ln.split()) for ln in stdin.splitlines()] \
+            if stdin is not None else [tuple(argv)]
+        for c in cmds:
+            if "set" in c:
+                self.log.append((c, os.path.exists(self.sd.journal)))
+        return super().run(argv, stdin)
 
 
 def target_of(model, **changes):
@@ -85,6 +90,8 @@ def test_apply_journal_first_then_verified_and_journal_gone(ns, sd):
     out = transaction.run(sd, model, r, target, "apply")
     assert out.result == "applied" and len(out.steps) == 4
     assert all(journal_there for _, journal_there in r.log) and len(r.log) == 4
+    # the four commands went to the kernel through one `ip -batch` (batch.py)
+    assert [p for p in r.processes if "-j" not in p] == [("ip", "-n", ns, "-batch", "-")]
     assert model.read(Runner()) == target
     assert not os.path.exists(sd.journal)
     # the same target again: nothing to do, nothing run

@@ -17,9 +17,10 @@ Exit status (stable; docs/policy.md):
 import argparse
 import json
 import sys
+import time
 
 from . import desired as dz
-from . import cli_txn, format_v1, live, plan as pl, policy
+from . import cli_txn, format_v1, live, parse_cache, plan as pl, policy, statedir, timings
 from .runner import Runner
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_LIVE, EXIT_CHANGES = 0, 1, 2, 3, 4
@@ -29,19 +30,10 @@ def _load(args, runner):
     """Policy, or (exit code) after printing the errors."""
     total = args.totalvfs
     if getattr(args, "live", False) and total is None:
-        host = _host_pf(args.files)
-        if host:
-            total = live.read_sriov(runner, host)["totalvfs"]
-    return policy.load(args.files, totalvfs=total)
-
-
-def _host_pf(files):
-    """The PF a host file names, read leniently to find the device to ask."""
-    try:
-        p = policy.load(files)
-        return p.pf
-    except policy.PolicyInvalid:
-        return None
+        total = lambda pf: live.read_sriov(runner, pf)["totalvfs"]  # noqa: E731
+    # plan shares apply's parse cache (the state dir); validate always parses
+    cache = parse_cache.Cache(statedir.StateDir().path) if args.cmd == "plan" else None
+    return policy.load(args.files, totalvfs=total, cache=cache)
 
 
 def cmd_validate(args, runner, out):
@@ -63,16 +55,20 @@ def cmd_validate(args, runner, out):
 
 def cmd_plan(args, runner, out):
     try:
-        p = _load(args, runner)
-        want = dz.compile_policy(p)
-        state = pl.read_live(runner, want)
+        with timings.span("load policy files"):
+            p = _load(args, runner)
+        with timings.span("compile"):
+            want = dz.compile_policy(p)
+        with timings.span("read live state"):
+            state = pl.read_live(runner, want)
         if p.host.data["adapter"]["num_vfs"] > state["sriov"]["totalvfs"]:
             p = policy.load(args.files, totalvfs=state["sriov"]["totalvfs"])   # raises with the place
     except policy.PolicyInvalid as e:
         return _invalid(e, args, out)
     except live.LiveError as e:
         return _live_error(e, args, out)
-    changes = pl.diff(state, want)
+    with timings.span("diff"):
+        changes = pl.diff(state, want)
     if args.json:
         json.dump({"changes": [c.as_json() for c in changes], "worst": pl.worst(changes),
                    "unread": state["unread"]}, out, indent=1)
@@ -123,6 +119,10 @@ def _ranges(ns):
     return ",".join(out) or "none"
 
 
+TIMINGS_HELP = ("print where the time went to stderr: wall time per phase, processes "
+                "per tool (with --json: one JSON object)")
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="vfwarpctl", description="vfwarp PF manager: tenant policy "
                                  "files -> sriov_numvfs, ip link, devlink rate, tc, dcb, libvirt")
@@ -132,6 +132,7 @@ def parser():
         s = sub.add_parser(name, help=hlp)
         s.add_argument("files", nargs="+", help="policy files or directories of *.yaml")
         s.add_argument("--json", action="store_true", help="machine-readable output")
+        s.add_argument("--timings", action="store_true", help=TIMINGS_HELP)
         s.add_argument("--totalvfs", type=int, help="the PF's sriov_totalvfs (default: read it "
                        "with --live, or plan)")
         if name == "validate":
@@ -141,6 +142,7 @@ def parser():
     s.set_defaults(fn=cmd_schema, json=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="machine-readable output")
+    common.add_argument("--timings", action="store_true", help=TIMINGS_HELP)
     common.add_argument("--state-dir", help="lock, journal, snapshots (default $VFWARP_STATE_DIR "
                         "or /run/vfwarp; also holds audit.jsonl when given)")
     common.add_argument("--audit-log", help="audit log (default $VFWARP_AUDIT_LOG or "
@@ -158,6 +160,18 @@ def main(argv=None, runner=None, out=None, prog=None):
     """prog: how a timer process runs this vfwarpctl again (default: this file's
     vfwarpctl with this Python)."""
     args = parser().parse_args(argv)
-    if args.fn.__module__ == cli_txn.__name__:
-        return args.fn(args, runner or Runner(), out or sys.stdout, prog or cli_txn.default_prog())
-    return args.fn(args, runner or Runner(), out or sys.stdout)
+    rec = timings.start(timings.STARTED) if getattr(args, "timings", False) else None
+    if rec:
+        rec.add("start-up (interpreter, imports, arguments)", time.monotonic() - rec.t0)
+    try:
+        if args.fn.__module__ == cli_txn.__name__:
+            return args.fn(args, runner or Runner(), out or sys.stdout, prog or cli_txn.default_prog())
+        return args.fn(args, runner or Runner(), out or sys.stdout)
+    finally:
+        if rec:
+            timings.stop()
+            err = sys.stderr
+            if args.json:
+                err.write(json.dumps({"timings": rec.as_json()}) + "\n")
+            else:
+                err.write("\n".join(rec.lines()) + "\n")

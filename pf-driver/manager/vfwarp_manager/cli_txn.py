@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from . import audit, confirm, layers, live, policy, statedir, transaction
+from . import audit, confirm, layers, live, parse_cache, policy, statedir, timings, transaction
 from . import desired as dz
 from . import plan as pl
 from .journal import JournalError
@@ -142,12 +142,12 @@ def _load_policy(args, runner, rep):
     """(Policy, desired) with VF numbers checked against the PF's
     sriov_totalvfs; None after reporting the errors."""
     total = args.totalvfs
+    if total is None:
+        total = lambda pf: live.read_sriov(runner, pf)["totalvfs"]  # noqa: E731
+    cache = parse_cache.Cache(statedir.StateDir(args.state_dir, args.audit_log).path,
+                              create=args.cmd == "apply")
     try:
-        if total is None:
-            pf = _lenient_pf(args.files)
-            if pf:
-                total = live.read_sriov(runner, pf)["totalvfs"]
-        p = policy.load(args.files, totalvfs=total)
+        p = policy.load(args.files, totalvfs=total, cache=cache)
     except policy.PolicyInvalid as e:
         rep.doc.update(valid=False, errors=[x.as_json() for x in e.errors])
         rep.lines += [str(x) for x in e.errors]
@@ -155,16 +155,10 @@ def _load_policy(args, runner, rep):
     return p, dz.compile_policy(p)
 
 
-def _lenient_pf(files):
-    try:
-        return policy.load(files).pf
-    except policy.PolicyInvalid:
-        return None
-
-
 @_guard
 def cmd_apply(args, runner, rep, prog):
-    loaded = _load_policy(args, runner, rep)
+    with timings.span("load policy files"):
+        loaded = _load_policy(args, runner, rep)
     sd = statedir.StateDir(args.state_dir, args.audit_log)
     if loaded is None:
         audit.append(sd.audit_log, "apply", "invalid", files=args.files,
@@ -189,14 +183,16 @@ def cmd_apply(args, runner, rep, prog):
     for l, why, _ in needs:
         rep.say(f"not applied: {l}: {why}")
     with Session(args, runner, rep, prog) as s:
-        s.housekeeping()
+        with timings.span("lock, housekeeping"):
+            s.housekeeping()
         doc = confirm.pending(s.sd)
         if doc:
             rep.doc["result"] = "busy"
             rep.say(f"refused: the previous apply waits for confirmation until "
                     f"{_when(doc['deadline'])}: `vfwarpctl commit` or `vfwarpctl rollback` first")
             return rep.done(E_BUSY)
-        model = layers.PfHost.for_desired(runner, want)
+        with timings.span("host model (probe devlink)"):
+            model = layers.PfHost.for_desired(runner, want)
         out = transaction.run(s.sd, model, runner, model.target(want), "apply", phash,
                               transaction.Injection.from_env())
         rep.doc.update(out.as_json())
@@ -210,11 +206,12 @@ def cmd_apply(args, runner, rep, prog):
                 statedir.write_json(s.sd.last, {"model": model.kind, "scope": model.scope,
                                                 "snapshot": out.snapshot, "time": _now(),
                                                 "policy_hash": phash})
-        s.audit("apply", out.result, files=p.files, policy_hash=phash,
-                changes=[str(x) for x in out.steps], rollback_reason=out.reason,
-                problems=out.problems or None,
-                not_applied={l: why for l, why, _ in needs} or None,
-                confirm_within=args.confirm_within)
+        with timings.span("audit log"):
+            s.audit("apply", out.result, files=p.files, policy_hash=phash,
+                    changes=[str(x) for x in out.steps], rollback_reason=out.reason,
+                    problems=out.problems or None,
+                    not_applied={l: why for l, why, _ in needs} or None,
+                    confirm_within=args.confirm_within)
     _say_outcome(rep, out, "apply")
     if confirm_doc:
         rep.say(f"waiting for confirmation: reverted at {_when(confirm_doc['deadline'])} "
@@ -337,16 +334,19 @@ def cmd_drift(args, runner, out, prog):
     """Compare the live host with the files; changes nothing (safe for cron)."""
     rep = Report(args, out)
     try:
-        loaded = _load_policy(args, runner, rep)
+        with timings.span("load policy files"):
+            loaded = _load_policy(args, runner, rep)
         if loaded is None:
             return rep.done(E_INVALID)
         p, want = loaded
-        state = pl.read_live(runner, want)
+        with timings.span("read live state"):
+            state = pl.read_live(runner, want)
     except live.LiveError as e:
         rep.doc["error"] = str(e)
         rep.say(f"vfwarpctl: cannot read the live state: {e}")
         return rep.done(E_LIVE)
-    changes = pl.diff(state, want)
+    with timings.span("diff"):
+        changes = pl.diff(state, want)
     needs = layers.needed_unapplied(p, want)
     sd = statedir.StateDir(args.state_dir, args.audit_log)
     pending = [n for n, f in (("journal", sd.journal), ("confirmation", sd.confirm))

@@ -159,6 +159,10 @@ class PfHost:
         self.eswitch, self.flower, self.skip_sw = bool(eswitch), bool(flower), bool(skip_sw)
         self.numvfs_path = os.path.join(live.SYSFS_NET, pf, "device", "sriov_numvfs")
         self._dev = None
+        # What for_desired read to choose the layers, handed to the first
+        # read() (the snapshot, moments later under the lock) instead of
+        # asking the tools again; every later read asks the kernel.
+        self._probed = {}
 
     @classmethod
     def for_desired(cls, runner, desired):
@@ -168,16 +172,22 @@ class PfHost:
         pf = desired["pf"]
         asks = bool(desired["rate_nodes"]) or any(
             leaf[p] != LEAF_DEFAULTS[p] for leaf in desired["rate_leaves"].values() for p in LEAF_DEFAULTS)
-        rate = asks or live.has_rate_tree(runner, pf)
+        has_rate, rate_doc = live.has_rate_tree(runner, pf)
+        rate = asks or has_rate
         try:
             live_mode = live.read_eswitch(runner, live.devlink_dev(runner, pf))
         except live.LiveError:
             live_mode = None       # no devlink: nothing to read unless the files ask
         switchdev = live_mode == "switchdev"
-        return cls(pf, rate, desired["line"] is not None, dcb_layer.parts(desired["dcb"]),
-                   eswitch=desired["eswitch"]["mode"] != "legacy" or switchdev,
-                   flower=bool(desired["flower"]) or switchdev,
-                   skip_sw=os.environ.get("VFWARP_FLOWER_SOFTWARE") != "1")
+        m = cls(pf, rate, desired["line"] is not None, dcb_layer.parts(desired["dcb"]),
+                eswitch=desired["eswitch"]["mode"] != "legacy" or switchdev,
+                flower=bool(desired["flower"]) or switchdev,
+                skip_sw=os.environ.get("VFWARP_FLOWER_SOFTWARE") != "1")
+        m._probed = {"rate_doc": rate_doc, "eswitch": live_mode}
+        return m
+
+    def _take_probed(self, key):
+        return self._probed.pop(key, None)
 
     @property
     def scope(self):
@@ -198,8 +208,10 @@ class PfHost:
         st = {"sriov": {"numvfs": live.read_sriov(runner, self.pf)["numvfs"]},
               "vfs": live.read_ip_link_vfs(runner, self.pf)}
         if self.eswitch:
-            st["eswitch"] = {"mode": live.read_eswitch(runner, self.dev(runner))}
+            mode = self._take_probed("eswitch")
+            st["eswitch"] = {"mode": mode or live.read_eswitch(runner, self.dev(runner))}
         st.update(self.read_devlink(runner))
+        self._probed = {}
         if self.flower:
             st["flower"] = self.read_flower(runner)
         st.update(self.read_dcb(runner))
@@ -220,7 +232,7 @@ class PfHost:
     def read_devlink(self, runner):
         st = {}
         if self.rate:
-            tree = live.read_rate_tree(runner, self.dev(runner))
+            tree = live.read_rate_tree(runner, self.dev(runner), self._take_probed("rate_doc"))
             st["rate"] = {
                 "nodes": {k: v for k, v in tree["nodes"].items() if rate_layer.owned(k)},
                 # tx_share/tx_max of a VF's leaf are its ip link rates (the vfs layer)

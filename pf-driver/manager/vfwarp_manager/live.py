@@ -166,23 +166,29 @@ def parse_rate_tree(doc, dev, vf_ports):
     return {"nodes": nodes, "leaves": leaves}
 
 
-def read_rate_tree(runner, dev):
+RATE_SHOW = ["devlink", "-j", "port", "function", "rate", "show"]
+
+
+def read_rate_tree(runner, dev, doc=None):
+    """doc: `devlink -j port function rate show` as just read (has_rate_tree)."""
     ports = read_vf_ports(runner, dev)
-    doc = _json(runner, ["devlink", "-j", "port", "function", "rate", "show"])
+    if doc is None:
+        doc = _json(runner, RATE_SHOW)
     return parse_rate_tree(doc, dev, ports)
 
 
 def has_rate_tree(runner, pf):
-    """Whether the PF has a devlink instance with rate objects (at least the
-    PF's own leaf): a devlink instance without devlink rate has nothing the
-    rate layer could read back or set."""
+    """(whether the PF has a devlink instance with rate objects (at least the
+    PF's own leaf), the rate show document read to know it): a devlink
+    instance without devlink rate has nothing the rate layer could read back
+    or set."""
     try:
         dev = devlink_dev(runner, pf)
-        doc = _json(runner, ["devlink", "-j", "port", "function", "rate", "show"])
+        doc = _json(runner, RATE_SHOW)
     except LiveError:
-        return False
+        return False, None
     entries = doc.get("rate") if isinstance(doc, dict) else None
-    return isinstance(entries, dict) and any(h.startswith(dev + "/") for h in entries)
+    return isinstance(entries, dict) and any(h.startswith(dev + "/") for h in entries), doc
 
 
 LINE_PARAM = "line_rate_kbps"

@@ -66,7 +66,8 @@ def read_live(runner: Runner, desired):
     try:
         dev = model.dev(runner)
         state["devlink_dev"] = dev
-        state["eswitch"] = {"mode": lv.parse_devlink_eswitch(
+        mode = model._take_probed("eswitch")
+        state["eswitch"] = {"mode": mode or lv.parse_devlink_eswitch(
             lv._json(runner, ["devlink", "-j", "dev", "eswitch", "show", dev]))}
         state.update(model.read_devlink(runner))
     except lv.LiveError as e:

@@ -235,9 +235,12 @@ def _check_acl_rule(t, i, r, own_set, errors):
              "source, destination and protocol mix IPv4 and IPv6")
 
 
-def load(paths, totalvfs=None, read=None):
+def load(paths, totalvfs=None, read=None, cache=None):
     """Policy from files; raises PolicyInvalid with every error.
-    totalvfs: the PF's sriov_totalvfs when known (live host), else None."""
+    totalvfs: the PF's sriov_totalvfs when known (live host), else None; or
+    a function PF name -> sriov_totalvfs, called once the files are valid
+    without it (then checked again with it). cache: a parse_cache.Cache of
+    files found valid before (their per-file checks are not run again)."""
     read = read or _read_text
     errors, files = [], []
     for p in expand_paths(paths):
@@ -246,10 +249,16 @@ def load(paths, totalvfs=None, read=None):
         except (OSError, UnicodeDecodeError) as e:
             errors.append(PolicyError(Where(p, 1, 1), "file-read", f"cannot read: {e}"))
             continue
-        fp, errs = check_file(p, text)
-        errors += errs
+        fp = cache.get(p, text) if cache else None
+        if fp is None:
+            fp, errs = check_file(p, text)
+            errors += errs
+            if cache and fp is not None and not errs:
+                cache.put(p, text, fp)
         if fp is not None:
             files.append(fp)
+    if cache:
+        cache.save()
     hosts = [f for f in files if f.kind == "host"]
     tenant_files = [f for f in files if f.kind == "tenant"]
     if not hosts and not errors:
@@ -262,9 +271,19 @@ def load(paths, totalvfs=None, read=None):
         raise PolicyInvalid(errors)
     host = hosts[0]
     tenants = [Tenant(f, f.data["name"]) for f in tenant_files]
-    _check_across(host, tenants, totalvfs, errors)
+    _check_across(host, tenants, None if callable(totalvfs) else totalvfs, errors)
     if errors:
         raise PolicyInvalid(errors)
+    if callable(totalvfs):
+        # Asked only of files valid without it (a PF that is not there is
+        # then a live-state error, not one of the files), and checked on
+        # the same parse: parsing is most of a load.
+        total = totalvfs(host.data["adapter"]["pf"])
+        if total is not None:
+            tenants = [Tenant(f, f.data["name"]) for f in tenant_files]
+            _check_across(host, tenants, total, errors)
+            if errors:
+                raise PolicyInvalid(errors)
     return Policy(host, sorted(tenants, key=lambda t: t.name), [f.path for f in files])
 
 

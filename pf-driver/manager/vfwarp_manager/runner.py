@@ -5,7 +5,10 @@ real tools printed (tests/data/, each file with the command that made it).
 """
 import os
 import subprocess
+import time
 from dataclasses import dataclass
+
+from . import timings
 
 
 @dataclass
@@ -28,12 +31,19 @@ class Runner:
 
     timeout = 60
 
-    def run(self, argv):
+    def run(self, argv, stdin=None):
+        """stdin: text for the tool's standard input (a batch, batch.py)."""
         if isinstance(argv, str):
             raise TypeError("argv must be a list; the manager never builds shell strings")
         argv = tuple(str(a) for a in argv)
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout,
-                           stdin=subprocess.DEVNULL)
+        t = time.monotonic()
+        if stdin is None:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout,
+                               stdin=subprocess.DEVNULL)
+        else:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout,
+                               input=stdin)
+        timings.tool(argv[0], time.monotonic() - t)
         return Result(argv, p.returncode, p.stdout, p.stderr)
 
     def check(self, argv):
@@ -70,8 +80,10 @@ class Replay(Runner):
         self.calls = []
         self.writes = []
 
-    def run(self, argv):
+    def run(self, argv, stdin=None):
         argv = tuple(str(a) for a in argv)
+        if stdin is not None:
+            argv += (stdin,)     # a batch: answered by its argv and its lines
         self.calls.append(argv)
         if argv not in self.answers:
             raise AssertionError(f"unexpected command {argv}")

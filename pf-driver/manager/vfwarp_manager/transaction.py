@@ -21,14 +21,12 @@ stays behind), and `verify` makes the read-back check fail.
 """
 import os
 import signal
-import subprocess
 from dataclasses import dataclass, field
 
-from . import journal, layers, live
-from .runner import ToolError
+from . import batch, journal, layers, timings
 
 # What a step, a read-back or an undo may raise when the kernel or a tool says no.
-STEP_ERRORS = (ToolError, OSError, live.LiveError, subprocess.TimeoutExpired)
+STEP_ERRORS = batch.ACTION_ERRORS
 
 
 class InjectedFailure(RuntimeError):
@@ -95,30 +93,79 @@ class Outcome:
                 "rollback_reason": self.reason, "problems": self.problems}
 
 
+def _segments(n, inject):
+    """Steps 1..n as runs [(first, last)]: the step a failure is injected at
+    runs alone (its hooks come between steps), the others in runs whose
+    commands batch.run_actions may batch."""
+    out, k = [], 1
+    while k <= n:
+        if inject.step == k:
+            out.append((k, k))
+            k += 1
+            continue
+        last = inject.step - 1 if inject.step and k < inject.step <= n else n
+        out.append((k, last))
+        k = last + 1
+    return out
+
+
+class _ActionFailed(Exception):
+    def __init__(self, step, error):
+        self.step, self.error = step, error
+
+
+def _run_steps(runner, steps, first, last, inject):
+    """Run steps first..last (1-based), batched; _ActionFailed names the
+    step whose command failed (the steps before it ran, it may have half
+    run, the rest did not). Injection hooks apply to a run of one step."""
+    if first == last:
+        inject.at(first, "before")
+    acts, owner = [], []
+    for k in range(first, last + 1):
+        acts += steps[k - 1].do
+        owner += [k] * len(steps[k - 1].do)
+    errs = batch.run_actions(runner, acts)
+    if errs:
+        i, e = errs[0]
+        raise _ActionFailed(owner[i], e)
+    if first == last:
+        inject.at(first, "after")
+        inject.at(first, "kill")
+
+
 def run(sd, model, runner, target, op, policy_hash=None, inject=None):
     inject = inject or Injection()
-    snapshot = model.read(runner)
-    steps = model.steps(snapshot, target)
+    with timings.span("snapshot (read live state)"):
+        snapshot = model.read(runner)
+    with timings.span("plan steps"):
+        steps = model.steps(snapshot, target)
     if not steps:
         return Outcome("unchanged", snapshot, steps)
-    journal.write(sd, op, model, snapshot, target, steps, policy_hash)
+    with timings.span("journal write"):
+        journal.write(sd, op, model, snapshot, target, steps, policy_hash)
     ran = current = 0
     try:
-        for k, step in enumerate(steps, 1):
-            current = k
-            inject.at(k, "before")
-            ran = k                        # counts before it runs: a failed step may be half done
-            for a in step.do:
-                layers.run_action(runner, a)
-            inject.at(k, "after")
-            inject.at(k, "kill")
+        for first, last in _segments(len(steps), inject):
+            current = first
+            try:
+                _run_steps(runner, steps, first, last, inject)
+            except InjectedFailure:
+                ran = first - 1 if inject.when == "before" else first
+                raise
+            except _ActionFailed as f:
+                # a failed step counts as run: it may be half done
+                current = ran = f.step
+                raise f.error from None
+            current = ran = last
         inject.verify()
-        wrong = layers.mismatches(model.read(runner), target)
+        with timings.span("verify (read back)"):
+            wrong = layers.mismatches(model.read(runner), target)
         if wrong:
             raise VerifyFailed("read back differs from the target: " + "; ".join(wrong[:8]))
     except STEP_ERRORS + (InjectedFailure, VerifyFailed) as e:
         reason = str(e) if isinstance(e, VerifyFailed) else f"step {current} ({steps[current - 1]}): {e}"
-        problems = undo(model, runner, steps[:ran], snapshot)
+        with timings.span("undo"):
+            problems = undo(model, runner, steps[:ran], snapshot)
         if problems["differs"]:
             # The journal stays: the next vfwarpctl tries again to restore the snapshot.
             return Outcome("not-restored", snapshot, steps, ran, reason,
@@ -133,13 +180,7 @@ def undo(model, runner, done, snapshot):
     """Undo the steps run, last first, then verify against the snapshot
     (converging once more from the live state if it differs).
     {'errors': [undo actions refused], 'differs': [what still differs]}."""
-    errors = []
-    for step in reversed(done):
-        for a in step.undo:
-            try:
-                layers.run_action(runner, a)
-            except STEP_ERRORS as e:       # keep going: the other undos still help
-                errors.append(f"undo of {step}: {e}")
+    errors = _run_all(runner, [(s, s.undo) for s in reversed(done)], "undo of")
     differs = _differs(model, runner, snapshot)
     if differs:
         # Said in the outcome: an undo that needs this fallback is a bug or a
@@ -153,18 +194,21 @@ def undo(model, runner, done, snapshot):
 def converge(model, runner, target):
     """Bring the live state to target with no undo: used to restore a
     snapshot (recovery, the fallback of undo). Returns the errors met."""
-    errors = []
     try:
         steps = model.steps(model.read(runner), target)
     except STEP_ERRORS as e:
         return [f"read live state: {e}"]
-    for step in steps:
-        for a in step.do:
-            try:
-                layers.run_action(runner, a)
-            except STEP_ERRORS as e:
-                errors.append(f"restore {step}: {e}")
-    return errors
+    return _run_all(runner, [(s, s.do) for s in steps], "restore")
+
+
+def _run_all(runner, work, what):
+    """Run [(step, actions)] in order, batched, keeping going past failures
+    (each undo still helps); the errors as "WHAT STEP: error"."""
+    acts, owner = [], []
+    for step, actions in work:
+        acts += actions
+        owner += [step] * len(actions)
+    return [f"{what} {owner[i]}: {e}" for i, e in batch.run_actions(runner, acts, keep_going=True)]
 
 
 def _differs(model, runner, target):
