@@ -9,24 +9,31 @@ state=$(mktemp -d /tmp/vfwarp-demo.XXXXXX)
 cleanup() { labctl down >/dev/null 2>&1 || true; rm -rf "$state"; echo "demo: lab stopped, nothing left running"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# VFWARP_DEMO_LAST_STEP=N ends the demo after step N (to watch one step
+# without the long ones after it: tenant VMs, the Ansible run)
+last_step=${VFWARP_DEMO_LAST_STEP:-99}
+demo_step() {
+  [ "${1%%/*}" -le "$last_step" ] || { echo "demo: ended after step $last_step (VFWARP_DEMO_LAST_STEP)"; exit 0; }
+  step "$@"
+}
 
-step "1/10 Booting two emulated hypervisor hosts (TCG; about a minute)"
+demo_step "1/11 Booting two emulated hypervisor hosts (TCG; about a minute)"
 labctl up -n 2
 labctl status
 
-step "2/10 The adapter on each host's PCIe root port"
+demo_step "2/11 The adapter on each host's PCIe root port"
 for h in h1 h2; do echo "[$h] $(labctl ssh $h "lspci -nn -d 1234:f0a0")"; done
 
-step "3/10 Loading the PF driver built against the guest kernel"
+demo_step "3/11 Loading the PF driver built against the guest kernel"
 for h in h1 h2; do
   labctl ssh $h "insmod /mnt/vfwarp/modules/vfwarp_pf.ko && dmesg | grep 'vfwarp adapter' | tail -n1 | sed 's/^\[[^]]*\] /[$h] /'"
   labctl ssh $h "lspci -k -d 1234:f0a0 | sed -n 's/^\t*Kernel driver in use: /[$h] driver in use: /p'"
 done
 
-step "4/10 IOMMU groups (VFIO-ready hosts)"
+demo_step "4/11 IOMMU groups (VFIO-ready hosts)"
 for h in h1 h2; do echo "[$h] $(labctl ssh $h 'ls /sys/kernel/iommu_groups | wc -l') IOMMU groups, $(labctl ssh $h 'nproc') vCPU, $(labctl ssh $h "free -m | awk '/Mem:/ {print \$2}'") MiB"; done
 
-step "5/10 SR-IOV: 4 VFs per host, a VF setting, VF-to-VF ping across the wire"
+demo_step "5/11 SR-IOV: 4 VFs per host, a VF setting, VF-to-VF ping across the wire"
 for h in h1 h2; do
   n=${h#h}
   labctl ssh $h "set -e
@@ -46,7 +53,7 @@ for h in h1 h2; do
 done
 labctl ssh h1 "ip netns exec t0 ping -c 3 -i 0.3 -W 2 10.77.0.21 | sed 's/^/[h1]   /' | tail -n 3"
 
-step "6/10 iWARP verbs between the VFs: rping and ib_write_bw -R (kernel bypass through the adapter)"
+demo_step "6/11 iWARP verbs between the VFs: rping and ib_write_bw -R (kernel bypass through the adapter)"
 # the server on h2's VF0, the client on h1's VF0; the bytes move by the
 # adapter's DMA between the processes' memory and the wire
 labctl ssh h2 "ip netns exec t0 setsid timeout 120 rping -s -a 10.77.0.21 -C 5 -v >/tmp/rping-s.log 2>&1 </dev/null &"
@@ -57,7 +64,43 @@ labctl ssh h2 "ip netns exec t0 setsid timeout 120 ib_write_bw -R -F -s 65536 -n
 sleep 2
 labctl ssh h1 "ip netns exec t0 timeout 120 ib_write_bw -R -F -s 65536 -n 200 10.77.0.21 | grep -E 'Device|Transport|#bytes|^ 65536' | sed 's/^/[h1]   /'"
 
-step "7/10 switchdev on h1: VF representors in a bridge, and one ACL offloaded into the adapter"
+demo_step "7/11 Tenant QoS from policy files: vfwarpctl on h1, a cap and a guarantee on a congested uplink"
+# The PF manager as the Ansible role installs it (its files and the pure-Python
+# part of PyYAML: the host image has python3 but not python3-yaml), a host file
+# with a 12 Mbit/s line rate enforced in the adapter, tenant red (VF 0) capped
+# at 4 Mbit/s and tenant blue (VF 1) guaranteed 6 Mbit/s; then both send to
+# h2 at once with iperf3 and each gets what its file says.
+yaml_dir=$(python3 -c 'import os, yaml; print(os.path.dirname(yaml.__file__))')
+mkdir -p "$state/policy"
+printf 'version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 4, line_rate: 12mbit, enforce_line_rate: true}\n' \
+  > "$state/policy/host.yaml"
+printf 'version: 1\nkind: tenant\nname: red\nvfs: {indices: [0]}\nrate: {tx_max: 4mbit}\n' > "$state/policy/red.yaml"
+printf 'version: 1\nkind: tenant\nname: blue\nvfs: {indices: [1]}\nrate: {tx_share: 6mbit}\n' > "$state/policy/blue.yaml"
+tar -czf "$state/mgr.tgz" --exclude __pycache__ -C "$VFW_TOP/pf-driver/manager" vfwarpctl vfwarp_manager \
+    -C "$yaml_dir/.." yaml -C "$state" policy
+labctl ssh h1 "rm -rf /opt/vfwarpctl && mkdir -p /opt/vfwarpctl && tar -xz -C /opt/vfwarpctl" < "$state/mgr.tgz"
+for f in host red blue; do sed "s/^/[h1]   $f.yaml: /" "$state/policy/$f.yaml"; done
+labctl ssh h1 "set -e
+  PF=\$(lspci -D -n -d 1234:f0a0 | awk 'NR==1{print \$1}')
+  vf1=\$(basename \$(readlink /sys/bus/pci/devices/\$PF/virtfn1)); nd=\$(ls /sys/bus/pci/devices/\$vf1/net)
+  ip netns add t1; ip link set \$nd netns t1; ip -n t1 addr add 10.77.0.12/24 dev \$nd; ip -n t1 link set \$nd up
+  cd /opt/vfwarpctl && ./vfwarpctl apply policy | sed 's/^/[h1]   /'
+  devlink port function rate show | grep -E '/(1|2): type leaf' | sed 's/^/[h1]   /' || true"
+labctl ssh h2 "for p in 5201 5202; do ip netns exec t0 setsid timeout 60 iperf3 -s -1 -p \$p >/dev/null 2>&1 </dev/null & done; sleep 1"
+labctl ssh h1 "ip netns exec t0 timeout 40 iperf3 -c 10.77.0.21 -p 5201 -t 8 -O 2 -J >/tmp/red.json & \
+  ip netns exec t1 timeout 40 iperf3 -c 10.77.0.21 -p 5202 -t 8 -O 2 -J >/tmp/blue.json; wait
+  for t in red blue; do python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(\"[h1]   %-4s %5.2f Mbit/s\" % (sys.argv[2], r[\"end\"][\"sum_received\"][\"bits_per_second\"] / 1e6))' /tmp/\$t.json \$t; done
+  echo '[h1]   (red: its cap of 4 Mbit/s less headers, ~3.8; blue: the rest of the line, at least its 6)'
+  echo '[h1] the tenants removed from the policy: vfwarpctl removes the rate nodes it owned'
+  cd /opt/vfwarpctl && rm policy/red.yaml policy/blue.yaml
+  printf 'version: 1\\nkind: host\\nadapter: {pf: enp1s0, num_vfs: 4, line_rate: 12mbit}\\n' > policy/host.yaml
+  ./vfwarpctl apply policy | sed 's/^/[h1]   /'
+  # enforce_line_rate false leaves the param alone: back to no line rate by hand
+  B=\$(lspci -D -n -d 1234:f0a0 | awk 'NR==1{print \$1}')
+  devlink dev param set pci/\$B name line_rate_kbps value 0 cmode runtime
+  ip netns del t1"
+
+demo_step "8/11 switchdev on h1: VF representors in a bridge, and one ACL offloaded into the adapter"
 # h1's eswitch to switchdev: a representor per VF (udev names them from
 # their devlink ports), a bridge of them and the uplink; then a tc flower
 # rule with skip_sw on VF0's representor drops its ICMP in the adapter
@@ -79,7 +122,7 @@ labctl ssh h1 "set -e
   echo \"[h1] rule removed:\"; ip netns exec t0 ping -c 2 -i 0.3 -W 2 10.77.0.21 | sed 's/^/[h1]   /' | tail -n 2
   ip link del br0; devlink dev eswitch set pci/\$PF mode legacy"
 
-step "8/10 Tenant VMs (L2): one per host from the host's libvirt, a VF each by virsh attach-device"
+demo_step "9/11 Tenant VMs (L2): one per host from the host's libvirt, a VF each by virsh attach-device"
 echo "(nested TCG: each tenant boot takes minutes; progress every 30 s)"
 labctl tenant up h1 t1 & p1=$!
 labctl tenant up h2 t2 & p2=$!
@@ -103,7 +146,7 @@ labctl tenant ssh t2 "setsid timeout 300 rping -s -a 10.88.0.2 -C 5 -v >/tmp/rpi
 sleep 3
 labctl tenant ssh t1 "timeout 300 rping -c -a 10.88.0.2 -C 5 -v -V | sed 's/^/[t1]   /'"
 
-step "9/10 The same lab provisioned by Ansible: provisioning/site.yml from bare hosts"
+demo_step "10/11 The same lab provisioned by Ansible: provisioning/site.yml from bare hosts"
 echo "(hosts reset to bare first; the playbook installs drivers, the PF manager, the policy,"
 echo " a tenant VM per host with a VF of tenant red's pool, then rping and ib_write_bw -R"
 echo " between them: minutes, each task shown as it starts, the guests' boot as retry lines)"
@@ -132,7 +175,7 @@ set -e
 echo "site.yml: exit $rc after $((SECONDS - t0)) s (the recap above: changed counts from bare hosts)"
 [ "$rc" -eq 0 ] || { echo "demo: the playbook failed"; exit 1; }
 
-step "10/10 What is not built yet"
+demo_step "11/11 What is not built yet"
 missing=0
 have_vfs=$(labctl ssh h1 "cat /sys/bus/pci/devices/*/sriov_totalvfs 2>/dev/null | head -n1" || true)
 note() { echo "  - $*"; missing=$((missing + 1)); }

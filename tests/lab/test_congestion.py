@@ -160,6 +160,15 @@ def rtt_summary(r):
             f"max {max(r):.2f} ms")
 
 
+def strict_class_7(up):
+    """Class 7 strict, the others ETS (dcb ets); DSCP EF -> priority 7 (dcb
+    app, trust dscp)."""
+    n = up.dev
+    up.sh(f"dcb ets set dev {n} tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:ets 7:strict "
+          "tc-bw 0:50 1:10 2:10 3:10 4:10 5:5 6:5 7:0; "
+          f"dcb app add dev {n} dscp-prio {EF}:7; dcb apptrust set dev {n} order dscp")
+
+
 def strict_latency(up, bulk_vfs):
     """Class 7 strict, the others ETS (dcb ets); DSCP EF -> priority 7 (dcb
     app, trust dscp). EF pings from h1 VF 0 idle, then while iperf3 from
@@ -167,10 +176,7 @@ def strict_latency(up, bulk_vfs):
     (class 0) for comparison. Checks that the bulk filled the line and the
     loaded EF pings went out in class 7 (the device's class counters);
     returns the idle and loaded EF round trips (ms)."""
-    n = up.dev
-    up.sh(f"dcb ets set dev {n} tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:ets 7:strict "
-          "tc-bw 0:50 1:10 2:10 3:10 4:10 5:5 6:5 7:0; "
-          f"dcb app add dev {n} dscp-prio {EF}:7; dcb apptrust set dev {n} order dscp")
+    strict_class_7(up)
     idle = ping_rtts(up.lab, PINGS, tos=EF << 2)
     servers(up.lab, bulk_vfs)
     c0 = up.counters()
@@ -223,6 +229,29 @@ RDMA_PER_FRAME = 1440 / 1514
 PERF_PORT = 18515
 
 
+def rdma_server(lab, vf, cmd, port):
+    """perftest `cmd` as the server on h2's VF `vf`, on `port`; returns when
+    its rdma_cm listener is up (a client started before would be refused)."""
+    log = f"/tmp/perftest-srv-{port}.log"
+    listening = rf"state LISTEN .* src-addr \S+:{port}\b"
+    # a server of an earlier run on this port may still be ending: its
+    # listener would pass the check below and hold the port (EADDRINUSE)
+    tool = next(w for w in cmd.split() if w.startswith("ib_"))
+    ssh(lab, f"pkill -x {tool}", host="h2", check=False)
+    end = time.time() + 15
+    while re.search(listening, ssh(lab, "rdma res show cm_id", host="h2", check=False).stdout):
+        if time.time() > end:
+            pytest.fail(f"port {port} still listened on")
+        time.sleep(0.3)
+    ssh(lab, f"rm -f {log}; ip netns exec vf{vf} setsid timeout 120 {cmd} -p {port} "
+             f">{log} 2>&1 </dev/null &", host="h2", check=False)
+    end = time.time() + 30
+    while not re.search(listening, ssh(lab, "rdma res show cm_id", host="h2", check=False).stdout):
+        if time.time() > end:
+            pytest.fail("no listener: " + ssh(lab, f"cat {log}", host="h2", check=False).stdout)
+        time.sleep(0.3)
+
+
 def test_rdma_write_held_by_tx_max(congested):
     """ib_write_bw -R (rdma_cm) from h1 VF 0 to h2 VF 0 with VF 0's tx_max 4
     Mbit/s while iperf3 from VF 1 fills the rest of the line: the RDMA flow
@@ -233,15 +262,8 @@ def test_rdma_write_held_by_tx_max(congested):
     up, d = congested, congested.dl
     lab = up.lab
     up.sh(f"devlink port function rate set {d}/1 tx_max 4mbit")
-    log = "/tmp/ib_write_bw-cong.log"
-    ssh(lab, f"pkill -x ib_write_bw; rm -f {log}; ip netns exec vf0 setsid timeout 120 "
-             f"ib_write_bw -R -F -D 10 >{log} 2>&1 </dev/null &", host="h2", check=False)
-    end = time.time() + 30
-    while not re.search(rf"state LISTEN .* src-addr \S+:{PERF_PORT}\b",
-                        ssh(lab, "rdma res show cm_id", host="h2", check=False).stdout):
-        if time.time() > end:
-            pytest.fail("no listener: " + ssh(lab, f"cat {log}", host="h2", check=False).stdout)
-        time.sleep(0.3)
+    ssh(lab, "pkill -x ib_write_bw", host="h2", check=False)
+    rdma_server(lab, 0, "ib_write_bw -R -F -D 10", PERF_PORT)
     servers(lab, (1,))
     c0 = up.counters()
     ssh(lab, CLIENT.format(vf=1, dst=addr("h2", 1), t=16, x="") + " </dev/null 2>/dev/null &")
@@ -262,3 +284,65 @@ def test_rdma_write_held_by_tx_max(congested):
           f"Mbit/s (cap as RDMA payload {4 * RDMA_PER_FRAME:.2f}), iperf3 VF1 {bulk:.2f}; "
           f"VF0 frames sent {c['hw_tx_packets']}, dropped by the meter {c['hw_tx_drop_meter']}")
     assert within(mbit, 4 * RDMA_PER_FRAME), mbit
+
+
+LAT_ITERS = 300
+LAT_PORT = 18520
+BULK_PORT = 18521
+
+
+def write_lat(lab):
+    """8-byte ib_write_lat -R --tos (DSCP EF) from h1 VF 0 to h2 VF 0:
+    (typical, average) round trip in usec."""
+    cmd = f"ib_write_lat -R -F -s 8 -n {LAT_ITERS} --tos {EF << 2}"
+    rdma_server(lab, 0, cmd, LAT_PORT)
+    r = ssh(lab, f"ip netns exec vf0 timeout 120 {cmd} -p {LAT_PORT} {addr('h2', 0)}",
+            check=False)
+    # #bytes #iterations t_min t_max t_typical t_avg ...
+    m = re.search(r"^\s*8\s+\d+\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+([\d.]+)", r.stdout, re.M)
+    if r.returncode or not m:
+        pytest.fail(r.stdout + r.stderr)
+    return float(m.group(1)), float(m.group(2))
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="finding (issue 17): beside another VF's bulk RDMA the latency "
+                   "flow's typical round trip is 1.2-3.1 ms against 43-52 usec idle, in class 7 "
+                   "and in class 0 alike: the class queues are not where it waits (cause not "
+                   "located): docs/qos.md")
+def test_rdma_latency_in_a_strict_class_beside_bulk_rdma(congested):
+    """ib_write_lat -R --tos 184 (DSCP 46 -> priority 7, strict class 7)
+    from h1 VF 0 keeps its typical round trip within 2x of the idle figure
+    while ib_write_bw -R from VF 1 (class 0) fills the line. Checks from
+    the device's class counters, over the loaded measurement, that the
+    latency flow went out in class 7 and the bulk filled the line in class
+    0. The bulk client runs at nice 19: each host has one vCPU, and two
+    busy-polling perftests on it would share it by the guest's time slices
+    (milliseconds), which is the guest's CPU and not the adapter's classes.
+    The bulk's server on h2 busy-polls as well: nice 19 too."""
+    up = congested
+    lab = up.lab
+    strict_class_7(up)
+    idle = write_lat(lab)
+    rdma_server(lab, 1, "nice -n 19 ib_write_bw -R -F -D 30", BULK_PORT)
+    ssh(lab, f"ip netns exec vf1 setsid nice -n 19 timeout 60 ib_write_bw -R -F -D 30 "
+             f"-p {BULK_PORT} {addr('h2', 1)} >/tmp/bulk-c.log 2>&1 </dev/null &")
+    try:
+        time.sleep(5)          # connected, and the line full behind its cap
+        c0, t0 = up.counters(), time.monotonic()
+        loaded = write_lat(lab)
+        c, secs = delta(c0, up.counters())["tc"], time.monotonic() - t0
+    finally:
+        ssh(lab, "pkill -x ib_write_bw", check=False)
+        ssh(lab, "pkill -x ib_write_bw", host="h2", check=False)
+    bulk_mbit = c[0]["sent_bytes"] * 8 / secs / 1e6
+    print(f"\nline rate {LINE_MBIT} Mbit/s; ib_write_lat 8 B, --tos {EF << 2} (strict class 7): "
+          f"idle typical {idle[0]:.1f} avg {idle[1]:.1f} usec; beside ib_write_bw from VF1 "
+          f"(class 0, {bulk_mbit:.2f} Mbit/s of frames over {secs:.1f} s): typical "
+          f"{loaded[0]:.1f} avg {loaded[1]:.1f} usec; frames sent per class then: "
+          + ", ".join(f"{t}: {v['sent_pkts']}" for t, v in c.items() if v["sent_pkts"]))
+    if bulk_mbit < LINE_MBIT * 0.9:
+        pytest.fail(f"the bulk did not fill the line: {bulk_mbit:.2f} Mbit/s")
+    if c[7]["sent_pkts"] < LAT_ITERS:
+        pytest.fail(f"the latency flow was not in class 7: {c}")
+    assert loaded[0] <= 2 * idle[0], (idle, loaded)
