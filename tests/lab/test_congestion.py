@@ -170,8 +170,7 @@ def strict_class_7(up):
 
 
 def strict_latency(up, bulk_vfs):
-    """Class 7 strict, the others ETS (dcb ets); DSCP EF -> priority 7 (dcb
-    app, trust dscp). EF pings from h1 VF 0 idle, then while iperf3 from
+    """With strict_class_7: EF pings from h1 VF 0 idle, then while iperf3 from
     h1's VFs `bulk_vfs` (class 0) fills the line, then best-effort pings
     (class 0) for comparison. Checks that the bulk filled the line and the
     loaded EF pings went out in class 7 (the device's class counters);
@@ -262,7 +261,6 @@ def test_rdma_write_held_by_tx_max(congested):
     up, d = congested, congested.dl
     lab = up.lab
     up.sh(f"devlink port function rate set {d}/1 tx_max 4mbit")
-    ssh(lab, "pkill -x ib_write_bw", host="h2", check=False)
     rdma_server(lab, 0, "ib_write_bw -R -F -D 10", PERF_PORT)
     servers(lab, (1,))
     c0 = up.counters()
