@@ -12,7 +12,7 @@ PYTEST  := $(PYTHON) tools/run-pytest
 CORES   := vswitch adapter
 FUZZ_SMOKE_RUNS ?= 2000
 
-.PHONY: all deps pydeps check test fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider siw tools tenant provisioning-check clean clean-cache
+.PHONY: all deps pydeps check test test-prep fuzz-smoke net-test lab-test demo bench bench-native bench-lab qemu image modules provider siw tools tenant provisioning-check clean clean-cache
 
 all: check
 
@@ -29,7 +29,7 @@ check: deps pydeps
 	@echo "==> PF manager (vfwarpctl) unit tests"; $(PYTEST) -q pf-driver/manager/tests
 	@$(MAKE) -s provisioning-check
 	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/*/*.py tools/run-pytest pf-driver/manager/vfwarp_manager/*.py pf-driver/manager/tests/*.py pf-driver/manager/vfwarpctl
-	@bash -n lab/*.sh lab/tenant/init tools/install-deps .ci/run provisioning/*.sh
+	@bash -n lab/*.sh lab/tenant/init tools/install-deps tools/make-test .ci/run provisioning/*.sh
 
 # The Ansible collection (provisioning/): lint (production profile), ansible-test
 # sanity, the policy module's logic and the lab inventory, natively.
@@ -79,7 +79,11 @@ fuzz-smoke: deps
 	@set -e; for c in $(CORES); do echo "==> make -C $$c fuzz (smoke)"; \
 	  $(MAKE) -s -C $$c fuzz FUZZ_RUNS=$(FUZZ_SMOKE_RUNS); done
 
-test: check fuzz-smoke net-test lab-test
+# The native tier runs while the lab's artifacts build beside it (tools/make-test).
+test:
+	@tools/make-test
+test-prep:
+	@tools/make-test --no-lab
 
 demo: qemu modules provider tenant pydeps
 	@lab/demo.sh
