@@ -129,6 +129,14 @@ class Host:
         return [json.loads(ln) for ln in out.splitlines()]
 
 
+# vfwarpctl's libvirt networks (prefix and metadata), removed when a module
+# ends: later modules (tenant VMs) must not find them. Names come from
+# virsh, and only ours are touched.
+NET_CLEAN = """for n in $(virsh -q net-list --all --name | grep '^vfwarp-'); do
+  virsh -q net-dumpxml --inactive "$n" | grep -q 'urn:vfwarp:manager:1' || continue
+  virsh -q net-destroy "$n" >/dev/null 2>&1; virsh -q net-undefine "$n" >/dev/null; done; true"""
+
+
 # The device keeps its line rate and DCB state across driver loads: every
 # QoS test puts them back to the device's defaults (qos_env.RESET), so the
 # other tests (here and in later modules) never run behind a line rate.
@@ -150,6 +158,7 @@ def host(lab2):
         yield h
     finally:
         h.sh(f"""rm -rf /run/vfwarp-lab; systemctl stop 'vfwarp-confirm-*' 2>/dev/null
+{NET_CLEAN}
 [ -d /sys/module/vfwarp_pf ] && {{ {QOS_RESET} }}
 D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
 [ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
@@ -174,7 +183,7 @@ def test_two_tenants_applied_read_back_equals_files_reapply_changes_nothing(host
     r = host.ctl("apply", "apply --json /root/pol-a")
     doc = json.loads(r.stdout)
     assert (doc["result"], doc["steps"], doc["exit"]) == ("unchanged", [], 0)
-    assert "networks" in doc["not_applied"]        # reported, not refused
+    assert doc["not_applied"] == {}                 # libvirt networks are applied too
     recs = host.audit("apply")
     assert [x["result"] for x in recs] == ["applied", "unchanged", "unchanged"], recs
     assert recs[0]["policy_hash"] == recs[1]["policy_hash"] and recs[0]["changes"]
@@ -323,6 +332,102 @@ def test_files_needing_unapplied_layers_refused_unless_skipped(host):
     r = host.ctl("layers", "apply --skip quotas /root/pol-s")
     assert r.returncode == 0 and "not applied: quotas" in r.stdout, r.stdout
     assert host.vfs() == EXPECT_B
+
+
+NETS_SHOW = """for n in $(virsh -q net-list --all --name); do echo "@@$n"
+  virsh -q net-info "$n" | grep -E '^(Active|Autostart):'; virsh -q net-dumpxml --inactive "$n"; done"""
+META = "{urn:vfwarp:manager:1}tenant"
+FOREIGN_NET = """<network><name>vfwarp-foreign</name><forward mode='hostdev' managed='yes'>
+<address type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x1'/></forward>
+<vlan><tag id='999'/></vlan></network>"""
+
+
+def nets(host):
+    """{name: {active, autostart, xml}} of every libvirt network on h1, as
+    virsh prints them (this test's own reading)."""
+    out = {}
+    for block in host.sh(NETS_SHOW).stdout.split("@@")[1:]:
+        name, rest = block.split("\n", 1)
+        flags = dict(re.findall(r"^(Active|Autostart):\s+(\S+)", rest, re.M))
+        out[name] = {"active": flags["Active"] == "yes", "autostart": flags["Autostart"] == "yes",
+                     "xml": rest[rest.index("<network"):].strip()}
+    return out
+
+
+def pool(xml):
+    """(tenant from our metadata, forward mode/managed, PCI addresses, VLAN tags) of a network."""
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(xml)
+    md = root.find(f"metadata/{META}")
+    fwd = root.find("forward")
+    return (None if md is None else md.get("tenant"), fwd.get("mode"), fwd.get("managed"),
+            ["%04x:%02x:%02x.%x" % tuple(int(a.get(k), 16) for k in ("domain", "bus", "slot", "function"))
+             for a in fwd.findall("address")],
+            [int(t.get("id")) for t in root.findall("vlan/tag")])
+
+
+def test_libvirt_networks_per_tenant_drift_undo_deleted_tenant_and_foreign(host):
+    """Files A give vfwarp-green and vfwarp-blue (hostdev pools of the tenants'
+    VFs on their VLANs, our metadata); hand edits are drift and apply restores
+    them; a failure after the network step is undone; a deleted tenant's
+    network goes, the other and a foreign vfwarp-* network stay as they were;
+    a tenant named like the foreign network is refused."""
+    host.sh(f"cat > /tmp/foreign.xml <<'EOF'\n{FOREIGN_NET}\nEOF\n"
+            "virsh -q net-define /tmp/foreign.xml && virsh -q net-start vfwarp-foreign")
+    try:
+        start_at_a(host, "net")
+        pci = {n: host.sh(f"basename $(readlink -f /sys/class/net/{PF}/device/virtfn{n})").stdout.strip()
+               for n in range(8)}
+        n0 = nets(host)
+        mine = {k: pool(v["xml"]) for k, v in n0.items() if pool(v["xml"])[0] is not None}
+        assert mine == {"vfwarp-green": ("green", "hostdev", "yes", [pci[1], pci[3], pci[5]], [300]),
+                        "vfwarp-blue": ("blue", "hostdev", "yes", [pci[6], pci[7]], [100])}, n0
+        assert all(n0[k]["active"] and n0[k]["autostart"] for k in mine)
+        assert pool(n0["vfwarp-foreign"]["xml"])[0] is None
+        r = host.ctl("net", "apply /root/pol-a")
+        assert r.returncode == 0 and "no changes" in r.stdout, r.stdout
+        assert nets(host) == n0
+
+        # by hand: blue stopped, green's VLAN changed
+        host.sh("virsh -q net-destroy vfwarp-blue && virsh -q net-dumpxml --inactive vfwarp-green | "
+                "sed \"s/id='300'/id='301'/\" > /tmp/g.xml && virsh -q net-define /tmp/g.xml")
+        r = host.ctl("net", "drift /root/pol-a")
+        assert r.returncode == 4, r.stdout
+        assert "drift: ~ network vfwarp-blue active: false -> true  [hitless]" in r.stdout, r.stdout
+        assert "drift: ~ network vfwarp-green vlan: 301 -> 300  [hitless]" in r.stdout, r.stdout
+        r = host.ctl("net", "apply /root/pol-a")
+        assert r.returncode == 0, r.stdout
+        assert "networks vfwarp-green: vlan: 301 -> 300, restart" in r.stdout, r.stdout
+        assert nets(host) == n0                             # the same definitions (uuids too)
+        assert host.ctl("net", "drift /root/pol-a").returncode == 0
+
+        # blue's file deleted; a failure after its network step is undone
+        host.write_files("/root/pol-net-nb", {k: v for k, v in A.items() if k != "blue.yaml"})
+        r = host.ctl("net", "apply --json /root/pol-net-nb", env="VFWARP_FAIL_AT=verify")
+        steps = json.loads(r.stdout)["steps"]
+        k = [i for i, st in enumerate(steps, 1) if st["layer"] == "networks"]
+        assert [steps[i - 1]["object"] for i in k] == ["vfwarp-blue"], steps
+        r = host.ctl("net", "apply --json /root/pol-net-nb", env=f"VFWARP_FAIL_AT={k[0]}:after")
+        doc = json.loads(r.stdout)
+        assert (r.returncode, doc["result"], doc["problems"]) == (5, "restored", []), r.stdout
+        assert nets(host) == n0 and host.vfs() == EXPECT_A
+        r = host.ctl("net", "apply /root/pol-net-nb")
+        assert r.returncode == 0 and "networks vfwarp-blue: remove" in r.stdout, r.stdout
+        n1 = nets(host)
+        assert "vfwarp-blue" not in n1
+        assert {k: n1[k] for k in ("vfwarp-green", "vfwarp-foreign")} == \
+            {k: n0[k] for k in ("vfwarp-green", "vfwarp-foreign")}
+
+        # a tenant asking for the foreign network's name: refused, nothing changed
+        host.write_files("/root/pol-net-f", dict(A, **{"blue.yaml": A["blue.yaml"].replace(
+            "name: blue", "name: foreign")}))
+        r = host.ctl("net", "apply /root/pol-net-f")
+        assert r.returncode == 10, r.stdout
+        assert "refused: libvirt network vfwarp-foreign exists and is not vfwarpctl's" in r.stdout
+        assert nets(host) == n1 and host.vfs()[6] == DEFAULT
+    finally:
+        host.sh("virsh -q net-destroy vfwarp-foreign; virsh -q net-undefine vfwarp-foreign",
+                check=False)
 
 
 CORPUS_RUN = r"""

@@ -1,0 +1,202 @@
+"""A stand-in for libvirt's network driver behind `virsh`, for the network
+layer's native tests: this machine has no libvirt (and libvirt's own test
+driver, `test:///default`, forgets everything between two virsh processes).
+tests/lab/test_manager.py runs the same layer against the real libvirt of a
+lab host.
+
+It keeps what libvirt keeps and refuses what libvirt refuses, as seen on
+the lab host (libvirt 11.3, Debian 13) and in libvirt's network driver:
+  - a persistent definition and, while the network runs, the definition it
+    was started with: `net-define` of a running network changes the
+    inactive XML only, until `net-destroy` + `net-start`;
+  - a definition without <uuid> gets a new one, or the existing network's;
+    one with another uuid for an existing name is refused;
+  - `net-start` of a running network, `net-destroy` of a stopped one, any
+    command on an unknown network: refused (exit 1, libvirt's message);
+  - `net-list --name [--all] [--autostart]`, `net-dumpxml [--inactive]`
+    (a running network's XML carries `connections` when domains use it),
+    `list --name`, `dumpxml DOM`.
+Anything else is an error of the test: the layer asked for a command it
+should not need.
+"""
+import copy
+import json
+import xml.etree.ElementTree as ET
+
+from vfwarp_manager.runner import Replay, Result
+
+PF_PCI = "0000:01:00.0"
+
+
+def vf_pci(n):
+    """VF n's PCI address as vfwarp_pf's VFs get them (offset 1, stride 1)."""
+    f = n + 1
+    return "0000:01:%02x.%x" % (f // 8, f % 8)
+
+
+class Net:
+    def __init__(self, xml, uuid):
+        self.config = xml
+        self.running = None           # the definition it runs, while active
+        self.autostart = False
+        self.uuid = uuid
+
+
+class VirshHost(Replay):
+    def __init__(self, pf="enp1s0", numvfs=4, uri="qemu:///system"):
+        super().__init__({}, tools=("virsh",))
+        self.pf, self.uri = pf, uri
+        self.nets = {}
+        self.domains = {}             # running domains: {name: domain XML}
+        self._uuids = 0
+        self.set_numvfs(numvfs)
+
+    def set_numvfs(self, n):
+        dev = f"/sys/class/net/{self.pf}/device"
+        self.files = {f"{dev}/sriov_numvfs": f"{n}\n", f"{dev}/sriov_totalvfs": "128\n"}
+        self.links = {dev: PF_PCI}
+        self.links.update({f"{dev}/virtfn{i}": vf_pci(i) for i in range(n)})
+
+    # ---- set-up by the tests (what a host has before vfwarpctl runs) ----
+
+    def add(self, xml, active=True, autostart=True):
+        root = ET.fromstring(xml)
+        name = root.findtext("name").strip()
+        xml = _fmt(xml)
+        n = Net(xml, (root.findtext("uuid") or "").strip() or self._uuid())
+        self.nets[name] = n
+        n.autostart = autostart
+        if active:
+            n.running = xml
+        return name
+
+    def use(self, domain, network):
+        """A running domain with an interface from `network`."""
+        self.domains[domain] = (f"<domain type='qemu'><name>{domain}</name><devices>"
+                                f"<interface type='network'><source network='{network}'/>"
+                                "</interface></devices></domain>")
+
+    def state(self):
+        """Everything the stand-in holds (for before/after comparisons)."""
+        return {n: (x.config, x.running, x.autostart, x.uuid) for n, x in sorted(self.nets.items())}
+
+    def _ip_link(self):
+        """The PF's VFs at the driver's defaults, as `ip -j -d link` prints them."""
+        n = int(self.files[f"/sys/class/net/{self.pf}/device/sriov_numvfs"])
+        return json.dumps([{"ifname": self.pf, "vfinfo_list": [
+            {"vf": i, "address": "00:00:00:00:00:00", "vlan_list": [{}],
+             "rate": {"max_tx": 0, "min_tx": 0}, "spoofchk": True, "trust": False,
+             "link_state": "auto"} for i in range(n)]}])
+
+    # ---- virsh ----
+
+    def _uuid(self):
+        self._uuids += 1
+        return "00000000-0000-4000-8000-%012d" % self._uuids
+
+    def run(self, argv, stdin=None):
+        argv = tuple(str(a) for a in argv)
+        self.calls.append(argv if stdin is None else argv + (stdin,))
+        if argv[:1] == ("devlink",):           # a PF without devlink (plan probes it)
+            return Result(argv, 1, "", "Failed to connect to devlink Netlink\n")
+        if argv == ("ip", "-j", "-d", "link", "show", "dev", self.pf):
+            return Result(argv, 0, self._ip_link(), "")
+        if argv[:4] != ("virsh", "-q", "-c", self.uri):
+            raise AssertionError(f"unexpected command {argv}")
+        cmd, args = argv[4], list(argv[5:])
+        fn = getattr(self, "_" + cmd.replace("-", "_"), None)
+        if fn is None:
+            raise AssertionError(f"unexpected virsh command {argv}")
+        try:
+            out = fn(args, stdin)
+        except VirshError as e:
+            return Result(argv, 1, "", f"error: {e}\n")
+        return Result(argv, 0, out or "", "")
+
+    def _net(self, name):
+        if name not in self.nets:
+            raise VirshError(f"failed to get network '{name}'\nerror: Network not found: no "
+                             f"network with matching name '{name}'")
+        return self.nets[name]
+
+    def _net_list(self, args, _):
+        assert "--name" in args, args
+        out = [n for n, x in sorted(self.nets.items())
+               if ("--all" in args or x.running is not None) and
+               ("--autostart" not in args or x.autostart)]
+        return "".join(n + "\n" for n in out) + "\n"
+
+    def _net_dumpxml(self, args, _):
+        name = args[-1]
+        n = self._net(name)
+        if "--inactive" in args or n.running is None:
+            return _fmt(n.config)
+        users = sum(1 for d in self.domains.values() if f"network='{name}'" in d)
+        root = ET.fromstring(n.running)
+        if users:
+            root.set("connections", str(users))
+        return _fmt(ET.tostring(root, encoding="unicode"))
+
+    def _net_define(self, args, stdin):
+        assert args == ["/dev/stdin"] and stdin, (args, stdin)
+        root = ET.fromstring(stdin)
+        name = root.findtext("name").strip()
+        uuid = (root.findtext("uuid") or "").strip()
+        old = self.nets.get(name)
+        if old and uuid and uuid != old.uuid:
+            raise VirshError(f"operation failed: network '{name}' is already defined with uuid "
+                             f"{old.uuid}")
+        uuid = uuid or (old.uuid if old else self._uuid())
+        if root.find("uuid") is None:
+            el = ET.Element("uuid")
+            el.text = uuid
+            root.insert(1, el)
+        xml = _fmt(ET.tostring(root, encoding="unicode"))    # libvirt keeps its own format
+        if old:
+            old.config = xml
+        else:
+            self.nets[name] = Net(xml, uuid)
+        return f"Network {name} defined from /dev/stdin\n"
+
+    def _net_start(self, args, _):
+        n = self._net(args[0])
+        if n.running is not None:
+            raise VirshError("Failed to start network " + args[0] + "\nerror: Requested operation "
+                             "is not valid: network is already active")
+        n.running = n.config
+
+    def _net_destroy(self, args, _):
+        n = self._net(args[0])
+        if n.running is None:
+            raise VirshError("Failed to destroy network " + args[0] + "\nerror: Requested "
+                             "operation is not valid: network is not active")
+        n.running = None
+
+    def _net_undefine(self, args, _):
+        n = self._net(args[0])
+        if n.running is not None:
+            raise AssertionError("the layer undefines a running network (it would stay, transient)")
+        del self.nets[args[0]]
+
+    def _net_autostart(self, args, _):
+        self._net(args[0]).autostart = "--disable" not in args
+
+    def _list(self, args, _):
+        assert args == ["--name"], args
+        return "".join(d + "\n" for d in sorted(self.domains)) + "\n"
+
+    def _dumpxml(self, args, _):
+        if args[0] not in self.domains:
+            raise VirshError(f"failed to get domain '{args[0]}'")
+        return self.domains[args[0]]
+
+
+class VirshError(Exception):
+    pass
+
+
+def _fmt(xml):
+    """libvirt prints its XML indented by two, attributes in single quotes."""
+    root = copy.deepcopy(ET.fromstring(xml))
+    ET.indent(root, "  ")
+    return ET.tostring(root, encoding="unicode").replace('"', "'") + "\n"
