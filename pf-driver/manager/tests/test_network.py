@@ -146,7 +146,7 @@ def test_a_tenant_named_like_a_foreign_network_is_refused_untouched(tmp_path):
     with pytest.raises(network_layer.Refused, match="vfwarp-pool-red exists and is not vfwarpctl's"):
         apply(tmp_path, host, want)
     assert host.state() == before
-    assert not [c for c in host.calls if c[0] == "virsh" and c[4] not in ("net-list", "net-dumpxml")]
+    assert {c[0] for c in host.virsh_cmds} == {"echo", "net-list", "net-dumpxml"}
     state = plan.read_live(host, want)
     assert "foreign" in state["unread"]["networks vfwarp-pool-red"]
 
@@ -201,6 +201,22 @@ def test_without_libvirt_the_layer_is_reported_not_applied(tmp_path):
     assert m.networks is None and "networks" not in m.scope or m.scope["networks"] is None
     assert layers.unavailable(m, want) == [("networks", layers.UNAVAILABLE["networks"])]
     assert "networks" not in m.target(want)
+
+
+def test_one_virsh_process_reads_every_network_and_odd_names_are_read_alone(tmp_path):
+    host = VirshHost(PF, numvfs=4)
+    host.add(OWNED_XML.replace("function='0x4'", "function='0x3'"))
+    host.add(FOREIGN_XML.replace("vfwarp-pool-red", "vfwarp-pool red"), active=False)
+    want = compiled(tmp_path, **{"red.yaml": RED.replace("{range: 0-1}", "{indices: [1, 2]}")})
+    m = model(host, want)
+    host.calls.clear()
+    live = m.read(host)
+    virsh_calls = [c for c in host.calls if c[0] == "virsh"]
+    # one batch of dumps (the lists came with the probe), one argv for the odd name
+    assert len(virsh_calls) == 2, virsh_calls
+    assert virsh_calls[1][4:] == ("net-dumpxml", "--inactive", "vfwarp-pool red")
+    assert m._foreign == ["vfwarp-pool red"]
+    assert layers.mismatches(live, m.target(want)) == []
 
 
 def test_journal_scope_and_steps_are_json():

@@ -13,6 +13,8 @@ the lab host (libvirt 11.3, Debian 13) and in libvirt's network driver:
     one with another uuid for an existing name is refused;
   - `net-start` of a running network, `net-destroy` of a stopped one, any
     command on an unknown network: refused (exit 1, libvirt's message);
+  - several commands in one argument ("echo @@0@@; net-list --name; ..."),
+    each run in turn, a failure printed on stderr and the rest still run;
   - `net-list --name [--all] [--autostart]`, `net-dumpxml [--inactive]`
     (a running network's XML carries `connections` when domains use it),
     `list --name`, `dumpxml DOM`.
@@ -48,6 +50,8 @@ class VirshHost(Replay):
         self.pf, self.uri = pf, uri
         self.nets = {}
         self.domains = {}             # running domains: {name: domain XML}
+        self.uses = {}                # {domain: network it has a VF of}
+        self.virsh_cmds = []          # every virsh command run, batched or not
         self._uuids = 0
         self.set_numvfs(numvfs)
 
@@ -71,10 +75,15 @@ class VirshHost(Replay):
         return name
 
     def use(self, domain, network):
-        """A running domain with an interface from `network`."""
+        """A running domain with an interface from `network`'s pool: libvirt's
+        live XML shows it as a hostdev interface on the VF it was given (the
+        pool's first address here), not by the network's name."""
+        addr = ET.fromstring(self.nets[network].config).find("forward/address")
+        attrs = " ".join(f"{k}='{addr.get(k)}'" for k in ("type", "domain", "bus", "slot", "function"))
+        self.uses[domain] = network
         self.domains[domain] = (f"<domain type='qemu'><name>{domain}</name><devices>"
-                                f"<interface type='network'><source network='{network}'/>"
-                                "</interface></devices></domain>")
+                                f"<interface type='hostdev' managed='yes'><source><address {attrs}/>"
+                                "</source></interface></devices></domain>")
 
     def state(self):
         """Everything the stand-in holds (for before/after comparisons)."""
@@ -103,15 +112,32 @@ class VirshHost(Replay):
             return Result(argv, 0, self._ip_link(), "")
         if argv[:4] != ("virsh", "-q", "-c", self.uri):
             raise AssertionError(f"unexpected command {argv}")
-        cmd, args = argv[4], list(argv[5:])
+        if len(argv) == 5 and " " in argv[4]:
+            # several commands in one string: virsh runs each, on past failures
+            # (their messages on stderr); the exit status is the last one's
+            outs, errs, rc = [], [], 0
+            for c in argv[4].split(";"):
+                words = c.split()
+                assert not any(ch in c for ch in "'\"\\"), c        # the layer never quotes
+                r = self._one(words[0], words[1:], None)
+                outs.append(r[1])
+                errs.append(r[2])
+                rc = r[0]
+            return Result(argv, rc, "".join(outs), "".join(errs))
+        rc, out, err = self._one(argv[4], list(argv[5:]), stdin)
+        return Result(argv, rc, out, err)
+
+    def _one(self, cmd, args, stdin):
+        self.virsh_cmds.append((cmd, *args))
+        if cmd == "echo":
+            return 0, " ".join(args), ""          # virsh -q echo prints no newline (libvirt 11.3)
         fn = getattr(self, "_" + cmd.replace("-", "_"), None)
         if fn is None:
-            raise AssertionError(f"unexpected virsh command {argv}")
+            raise AssertionError(f"unexpected virsh command {cmd} {args}")
         try:
-            out = fn(args, stdin)
+            return 0, fn(args, stdin) or "", ""
         except VirshError as e:
-            return Result(argv, 1, "", f"error: {e}\n")
-        return Result(argv, 0, out or "", "")
+            return 1, "", f"error: {e}\n"
 
     def _net(self, name):
         if name not in self.nets:
@@ -131,7 +157,7 @@ class VirshHost(Replay):
         n = self._net(name)
         if "--inactive" in args or n.running is None:
             return _fmt(n.config)
-        users = sum(1 for d in self.domains.values() if f"network='{name}'" in d)
+        users = sum(1 for net in self.uses.values() if net == name)
         root = ET.fromstring(n.running)
         if users:
             root.set("connections", str(users))

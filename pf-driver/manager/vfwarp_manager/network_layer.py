@@ -26,6 +26,7 @@ inactive XML) makes the exact undo of a redefinition or a removal, `_users`
 the running domains whose interfaces use the network; keys with '_' are
 carried, not compared (layers.mismatches).
 """
+import re
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape, quoteattr
 
@@ -149,70 +150,117 @@ class Refused(RuntimeError):
 
 # ---- reading ----------------------------------------------------------------
 
-def _names(runner, uri, *flags):
-    try:
-        out = runner.check(virsh(uri) + ["net-list", "--name"] + list(flags))
-    except ToolError as e:
-        from .live import LiveError
-        raise LiveError(str(e)) from None
-    return [n.strip() for n in out.splitlines() if n.strip()]
-
-
-def _dump(runner, uri, name, inactive=True):
+def _live_error(msg):
     from .live import LiveError
+    return LiveError(msg)
+
+
+# virsh runs several commands given as one string ("cmd; cmd"), parsed by
+# its own parser (quotes and backslashes mean something there): a name goes
+# into such a string only when it is made of these characters; any other
+# is read on its own, as an argv. One virsh process costs 0.2-0.5 s on a
+# TCG lab host, most of an apply's time with a few networks.
+SAFE_NAME = re.compile(r"[A-Za-z0-9_.+:@-]+\Z")
+MARK = "@@vfw:%d@@"
+
+
+def batch(runner, uri, commands):
+    """[output of each command] from one virsh process; a command that
+    fails prints nothing on stdout (virsh goes on with the next)."""
+    text = "; ".join(f"echo {MARK % i}; {c}" for i, c in enumerate(commands))
     try:
-        return runner.check(virsh(uri) + ["net-dumpxml"] + (["--inactive"] if inactive else [])
-                            + [name])
+        out = runner.check(virsh(uri) + [text])
     except ToolError as e:
-        raise LiveError(str(e)) from None
+        raise _live_error(str(e)) from None
+    parts = re.split(r"@@vfw:(\d+)@@", out)
+    got = {int(parts[i]): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+    if sorted(got) != list(range(len(commands))):
+        raise _live_error(f"virsh: unexpected output of a batch of {len(commands)} commands: "
+                          f"{out[:200]!r}")
+    return [got[i] for i in range(len(commands))]
 
 
-def users(runner, uri, name):
-    """Running domains with an interface whose source is network `name`."""
-    from .live import LiveError
+def lists(runner, uri):
+    """{'all': [...], 'active': [...], 'autostart': [...]}: network names."""
+    outs = batch(runner, uri, ["net-list --all --name", "net-list --name",
+                               "net-list --all --name --autostart"])
+    return {k: [n.strip() for n in o.splitlines() if n.strip()]
+            for k, o in zip(("all", "active", "autostart"), outs)}
+
+
+def dumps(runner, uri, names, active):
+    """{name: (inactive XML, live XML or None)} of these networks."""
+    safe = [n for n in names if SAFE_NAME.match(n)]
+    cmds = [f"net-dumpxml --inactive {n}" for n in safe] + \
+        [f"net-dumpxml {n}" for n in safe if n in active]
+    outs = batch(runner, uri, cmds) if cmds else []
+    got = dict(zip(safe, outs))
+    live = dict(zip([n for n in safe if n in active], outs[len(safe):]))
+    out = {}
+    for n in names:
+        if n in got:
+            out[n] = (got[n], live.get(n))
+            continue
+        try:
+            out[n] = tuple(runner.check(virsh(uri) + ["net-dumpxml"] + f + [n]) if f is not None
+                           else None for f in (["--inactive"], [] if n in active else None))
+        except ToolError as e:
+            raise _live_error(str(e)) from None
+    for n, (text, _) in out.items():
+        if not text.strip():
+            raise _live_error(f"virsh net-dumpxml --inactive {n}: nothing printed (the network "
+                              "went away while it was read?)")
+    return out
+
+
+def users(runner, uri, name, addresses):
+    """Running domains using network `name`: an interface whose source is the
+    network, or (how libvirt shows a running domain's interface from a
+    hostdev pool) a hostdev interface or <hostdev> on one of the pool's PCI
+    addresses (tuples, pci())."""
     out = []
     try:
         doms = [d.strip() for d in runner.check(virsh(uri) + ["list", "--name"]).splitlines()
                 if d.strip()]
         for d in doms:
             root = ET.fromstring(runner.check(virsh(uri) + ["dumpxml", d]))
-            if any(s.get("network") == name for s in root.findall("devices/interface/source")):
+            devs = root.findall("devices/interface") + root.findall("devices/hostdev")
+            if any(s.get("network") == name for e in devs for s in e.findall("source")) or \
+                    any(pci(a) in addresses for e in devs for a in e.findall("source/address")
+                        if a.get("type", "pci") == "pci"):
                 out.append(d)
     except ToolError as e:
-        raise LiveError(str(e)) from None
-    except ET.ParseError as e:
-        raise LiveError(f"virsh dumpxml: not XML: {e}") from None
+        raise _live_error(str(e)) from None
+    except (ET.ParseError, ValueError) as e:
+        raise _live_error(f"virsh dumpxml: unexpected XML: {e}") from None
     return out
 
 
-def read(runner, uri, vf_of_pci, all_names=None):
+def read(runner, uri, vf_of_pci, listed=None):
     """({name: state} of the owned networks, [foreign vfwarp-* names]).
-    all_names: `net-list --all --name` as just read (the model's probe)."""
-    from .live import LiveError
-    names = all_names if all_names is not None else _names(runner, uri, "--all")
-    mine = [n for n in names if n.startswith(NETWORK_PREFIX)]
+    listed: lists() as just read (the model's probe)."""
+    listed = listed if listed is not None else lists(runner, uri)
+    mine = [n for n in listed["all"] if n.startswith(NETWORK_PREFIX)]
     if not mine:
         return {}, []
-    active = set(_names(runner, uri))
-    auto = set(_names(runner, uri, "--all", "--autostart"))
+    active, auto = set(listed["active"]), set(listed["autostart"])
     nets, foreign = {}, []
-    for n in mine:
-        text = _dump(runner, uri, n)
+    for n, (text, live_text) in dumps(runner, uri, mine, active).items():
         try:
             root = ET.fromstring(text)
+            live = ET.fromstring(live_text) if live_text and live_text.strip() else None
         except ET.ParseError as e:
-            raise LiveError(f"virsh net-dumpxml --inactive {n}: not XML: {e}") from None
+            raise _live_error(f"virsh net-dumpxml {n}: not XML: {e}") from None
         if not owned(n, root):
             foreign.append(n)
             continue
         st = parse(text, vf_of_pci)
         st.update(active=n in active, autostart=n in auto, _users=[])
-        if st["active"]:
-            live = ET.fromstring(_dump(runner, uri, n, inactive=False))
-            if int(live.get("connections", "0") or 0):
-                st["_users"] = users(runner, uri, n) or ["(a domain libvirt counts, not running)"]
+        if live is not None and int(live.get("connections", "0") or 0):
+            pool = {pci(a) for a in root.findall("forward/address")}
+            st["_users"] = users(runner, uri, n, pool) or ["(a domain libvirt counts, not running)"]
         nets[n] = st
-    return nets, foreign
+    return nets, sorted(foreign)
 
 
 # ---- steps --------------------------------------------------------------------
