@@ -210,7 +210,11 @@ def test_failure_injected_at_each_step_leaves_the_snapshot(host):
     snapshot = host.link_json()
     steps = planned_steps(host, "inject")
     assert host.link_json() == snapshot
-    assert len(steps) >= 6 and steps[0]["summary"] == "sriov_numvfs: 8 -> 0"
+    # the owned networks go first (libvirt checks a pool's VFs when it is
+    # defined: their undo must come after the VFs are back), then 8 -> 0 -> 6
+    assert [(st["layer"], st["summary"]) for st in steps[:3]] == [
+        ("networks", "remove (no file asks for it)"), ("networks", "remove (no file asks for it)"),
+        ("sriov", "sriov_numvfs: 8 -> 0")], steps[:3]
     cases = [(1, "")] + [(k, ":after") for k in range(1, len(steps) + 1)]
     for k, when in cases:
         r = host.ctl("inject", f"apply --json /root/pol-b", env=f"VFWARP_FAIL_AT={k}{when}")
@@ -247,7 +251,8 @@ def test_driver_refusal_is_undone(host):
 def test_sigkill_mid_apply_recovered_from_the_journal(host):
     start_at_a(host, "kill")
     snapshot = host.link_json()
-    for k, next_cmd in ((3, "status"), (1, "apply /root/pol-b")):
+    # step 3: sriov_numvfs 8 -> 0, step 5: the first VF's settings (1, 2: networks)
+    for k, next_cmd in ((5, "status"), (3, "apply /root/pol-b")):
         r = host.ctl("kill", "apply /root/pol-b", env=f"VFWARP_FAIL_AT={k}:kill")
         assert r.returncode == 137, (r.returncode, r.stdout, r.stderr)     # the shell's 128 + 9
         j = json.loads(host.sh("cat /run/vfwarp-lab/kill/journal.json").stdout)
@@ -627,7 +632,7 @@ def test_rate_and_dcb_applied_read_back_equals_files(qos_files):
         assert line in r.stdout, r.stdout
     start_at_c(host, "qos")
     r = host.ctl("qos", "apply /root/pol-c")
-    assert r.returncode == 0 and "no changes: the host already matches (sriov, vfs, rate, line, dcb)" \
+    assert r.returncode == 0 and "no changes: the host already matches (sriov, vfs, rate, line, dcb, networks)" \
         in r.stdout, r.stdout
     assert host.ctl("qos", "drift /root/pol-c").returncode == 0
     # Back to files A: the owned nodes go, the VFs' leaves to the root; the
@@ -701,7 +706,7 @@ def test_rate_failure_rolls_every_layer_back(qos_files):
     assert (r.returncode, doc["result"], doc["problems"]) == (5, "restored", []), r.stdout
     assert qos(host) == before and host.link_json() == link
     steps = doc["steps"]
-    assert {s["layer"] for s in steps} == {"vfs", "rate", "dcb"}, steps
+    assert {s["layer"] for s in steps} == {"vfs", "rate", "dcb", "networks"}, steps
     for k in range(1, len(steps) + 1):
         r = host.ctl("qfail", "apply --json /root/pol-d", env=f"VFWARP_FAIL_AT={k}:after")
         doc = json.loads(r.stdout)

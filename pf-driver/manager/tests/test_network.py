@@ -39,12 +39,12 @@ class NetOnly(layers.PfHost):
                                    self._foreign, self.refuse_in_use, Step)
 
 
-def compiled(tmp_path, **files):
+def compiled(tmp_path, host=HOST, **files):
     d = tmp_path / "pol"
     d.mkdir(exist_ok=True)
     for f in d.glob("*.yaml"):
         f.unlink()
-    for name, text in dict({"host.yaml": HOST}, **files).items():
+    for name, text in dict({"host.yaml": host}, **files).items():
         (d / name).write_text(text)
     return desired.compile_policy(policy.load([str(d)]))
 
@@ -135,6 +135,41 @@ def test_each_failure_after_a_step_is_undone_to_the_snapshot(tmp_path):
     assert out.result == "applied"
     assert sorted(host.nets) == ["vfwarp-green", "vfwarp-pool-red", "vfwarp-red"]
     assert host.nets["vfwarp-red"].uuid == before["vfwarp-red"][3]      # redefined in place
+    assert layers.mismatches(m.read(host), m.target(b)) == []
+
+
+def test_a_vf_count_change_takes_the_networks_down_first_and_every_undo_restores(tmp_path):
+    """libvirt refuses a pool whose addresses are not VFs: with the VF count
+    going 4 -> 0 -> 2, the owned networks are removed before it (their undo
+    comes after the old VFs are back) and defined again after (same uuid)."""
+    host = VirshHost(PF, numvfs=4)
+    red = "version: 1\nkind: tenant\nname: red\nvfs: {indices: [2, 3]}\n"
+    a = compiled(tmp_path, **{"red.yaml": red})
+    sd = statedir.StateDir(str(tmp_path / "state"))
+    sd.ensure()
+
+    def run(want, inject=None):
+        m = layers.PfHost.for_desired(host, want)
+        assert m.networks == URI and not m.rate and not m.eswitch
+        m.refuse_in_use = True
+        return m, transaction.run(sd, m, host, m.target(want), "apply", None, inject)
+
+    assert run(a)[1].result == "applied"
+    before = host.state()
+    b = compiled(tmp_path, host=HOST.replace("num_vfs: 4", "num_vfs: 2"),
+                 **{"red.yaml": red.replace("[2, 3]", "[0, 1]")})
+    _, out = run(b, transaction.Injection("verify"))
+    assert [str(s) for s in out.steps] == [
+        "networks vfwarp-red: remove (no file asks for it)", f"sriov {PF}: sriov_numvfs: 4 -> 0",
+        f"sriov {PF}: sriov_numvfs: 0 -> 2", "networks vfwarp-red: define, start"]
+    for k in range(1, len(out.steps) + 1):
+        _, out = run(b, transaction.Injection(f"{k}:after"))
+        assert (out.result, out.problems) == ("restored", []), (k, out.problems)
+        assert host.state() == before and host.files[f"/sys/class/net/{PF}/device/sriov_numvfs"] \
+            == "4\n", k
+    m, out = run(b)
+    assert out.result == "applied"
+    assert host.nets["vfwarp-red"].uuid == before["vfwarp-red"][3]
     assert layers.mismatches(m.read(host), m.target(b)) == []
 
 

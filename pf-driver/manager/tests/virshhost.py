@@ -9,6 +9,9 @@ the lab host (libvirt 11.3, Debian 13) and in libvirt's network driver:
   - a persistent definition and, while the network runs, the definition it
     was started with: `net-define` of a running network changes the
     inactive XML only, until `net-destroy` + `net-start`;
+  - a definition whose <address>es are not all VFs of the host is refused
+    (libvirt checks each when it defines a hostdev pool);
+  - `sriov_numvfs` written (N -> M only through 0) re-creates the VFs;
   - a definition without <uuid> gets a new one, or the existing network's;
     one with another uuid for an existing name is refused;
   - `net-start` of a running network, `net-destroy` of a stopped one, any
@@ -89,6 +92,15 @@ class VirshHost(Replay):
         """Everything the stand-in holds (for before/after comparisons)."""
         return {n: (x.config, x.running, x.autostart, x.uuid) for n, x in sorted(self.nets.items())}
 
+    def write_file(self, path, text):
+        """sriov_numvfs as the PCI core takes it: N -> M only through 0."""
+        super().write_file(path, text)
+        assert path == f"/sys/class/net/{self.pf}/device/sriov_numvfs", path
+        n, have = int(text), int(self.files[path])
+        if n and have:
+            raise OSError(16, "Device or resource busy")
+        self.set_numvfs(n)
+
     def _ip_link(self):
         """The PF's VFs at the driver's defaults, as `ip -j -d link` prints them."""
         n = int(self.files[f"/sys/class/net/{self.pf}/device/sriov_numvfs"])
@@ -168,6 +180,13 @@ class VirshHost(Replay):
         root = ET.fromstring(stdin)
         name = root.findtext("name").strip()
         uuid = (root.findtext("uuid") or "").strip()
+        vfs = {v for k, v in self.links.items() if "/virtfn" in k}
+        for a in root.findall("forward/address"):
+            addr = "%04x:%02x:%02x.%x" % tuple(int(a.get(k), 16) for k in
+                                                ("domain", "bus", "slot", "function"))
+            if addr not in vfs:
+                raise VirshError(f"unsupported configuration: device '/sys/bus/pci/devices/{addr}'"
+                                 f" in network '{name}' is not an SR-IOV Virtual Function")
         old = self.nets.get(name)
         if old and uuid and uuid != old.uuid:
             raise VirshError(f"operation failed: network '{name}' is already defined with uuid "

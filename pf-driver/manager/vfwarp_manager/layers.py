@@ -379,6 +379,17 @@ never refuses."""
             # representors are back, puts them back.
             out += flower_layer.steps(self.where, flower_have, {}, self.skip_sw, Step)
             flower_have = {}
+        nets_have = before.get("networks", {}) if self.networks else None
+        uuids = {}
+        if nets_have and b_n != t_n and target.get("networks") is not None:
+            # libvirt checks at definition that a pool's addresses are VFs:
+            # the networks go before the VF count changes, so that their
+            # undo (the old XML) runs once the old VFs are back, and come
+            # again (same uuid) after the new VFs exist.
+            out += network_layer.steps(self.networks, pf, nets_have, {}, self._foreign,
+                                       self.refuse_in_use, Step)
+            uuids = {n: v["_uuid"] for n, v in nets_have.items()}
+            nets_have = {}
         if b_n != t_n:
             write = lambda n: write_action(self.numvfs_path, n)  # noqa: E731
             # Removing VFs forgets their settings: undoing it re-creates them and
@@ -433,8 +444,8 @@ never refuses."""
         if self.dcb and target.get("dcb") is not None:
             out += dcb_layer.steps(pf, before["dcb"], target["dcb"])
         if self.networks and target.get("networks") is not None:
-            out += network_layer.steps(self.networks, pf, before["networks"], target["networks"],
-                                       self._foreign, self.refuse_in_use, Step)
+            out += network_layer.steps(self.networks, pf, nets_have, target["networks"],
+                                       self._foreign, self.refuse_in_use, Step, uuids)
         return out
 
 

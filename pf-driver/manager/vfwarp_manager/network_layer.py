@@ -305,13 +305,14 @@ def compared(state):
     return {k: v for k, v in state.items() if not k.startswith("_")}
 
 
-def steps(uri, pf, before, target_nets, foreign, refuse_in_use, Step):
+def steps(uri, pf, before, target_nets, foreign, refuse_in_use, Step, uuids=None):
     """Steps from the owned networks `before` to `target_nets`. A name a
     foreign network holds is refused (Refused); so is a change to a network
     a running domain uses when refuse_in_use (apply without
     --allow-disruptive; restoring a snapshot, which must not stop, never
-    refuses)."""
-    out = []
+    refuses). uuids: {name: uuid} for a network to define again (removed
+    by an earlier step) with the uuid it had."""
+    out, uuids = [], uuids or {}
     clash = sorted(set(target_nets) & set(foreign))
     if clash:
         raise Refused("; ".join(
@@ -323,7 +324,7 @@ def steps(uri, pf, before, target_nets, foreign, refuse_in_use, Step):
         if n in foreign:
             continue
         if have is None:
-            do = [build_action(uri, pf, n, want, "") if want.get("_xml") is None
+            do = [build_action(uri, pf, n, want, uuids.get(n, "")) if want.get("_xml") is None
                   else define_action(uri, want["_xml"])]
             if want["autostart"]:
                 do.append(_cmd(uri, "net-autostart", n))
