@@ -129,6 +129,14 @@ class Host:
         return [json.loads(ln) for ln in out.splitlines()]
 
 
+# vfwarpctl's libvirt networks (prefix and metadata), removed when a module
+# ends: later modules (tenant VMs) must not find them. Names come from
+# virsh, and only ours are touched.
+NET_CLEAN = """for n in $(virsh -q net-list --all --name | grep '^vfwarp-'); do
+  virsh -q net-dumpxml --inactive "$n" | grep -q 'urn:vfwarp:manager:1' || continue
+  virsh -q net-destroy "$n" >/dev/null 2>&1; virsh -q net-undefine "$n" >/dev/null; done; true"""
+
+
 # The device keeps its line rate and DCB state across driver loads: every
 # QoS test puts them back to the device's defaults (qos_env.RESET), so the
 # other tests (here and in later modules) never run behind a line rate.
@@ -139,7 +147,8 @@ QOS_RESET = RESET % {"bdf": "$(lspci -D -n -d %s | awk 'NR==1{print $1}')" % PF_
 def host(lab2):
     assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
     h = Host(lab2)
-    h.sh(f"insmod {MOD}")
+    # udev renames eth0 to enp1s0 after insmod: QOS_RESET names the netdev
+    h.sh(f"insmod {MOD} && udevadm settle -t 20")
     try:
         h.sh(QOS_RESET)
         assert h.sh(f"ls /sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')/net"
@@ -150,6 +159,7 @@ def host(lab2):
         yield h
     finally:
         h.sh(f"""rm -rf /run/vfwarp-lab; systemctl stop 'vfwarp-confirm-*' 2>/dev/null
+{NET_CLEAN}
 [ -d /sys/module/vfwarp_pf ] && {{ {QOS_RESET} }}
 D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
 [ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
@@ -174,7 +184,7 @@ def test_two_tenants_applied_read_back_equals_files_reapply_changes_nothing(host
     r = host.ctl("apply", "apply --json /root/pol-a")
     doc = json.loads(r.stdout)
     assert (doc["result"], doc["steps"], doc["exit"]) == ("unchanged", [], 0)
-    assert "networks" in doc["not_applied"]        # reported, not refused
+    assert doc["not_applied"] == {}                 # libvirt networks are applied too
     recs = host.audit("apply")
     assert [x["result"] for x in recs] == ["applied", "unchanged", "unchanged"], recs
     assert recs[0]["policy_hash"] == recs[1]["policy_hash"] and recs[0]["changes"]
@@ -200,7 +210,11 @@ def test_failure_injected_at_each_step_leaves_the_snapshot(host):
     snapshot = host.link_json()
     steps = planned_steps(host, "inject")
     assert host.link_json() == snapshot
-    assert len(steps) >= 6 and steps[0]["summary"] == "sriov_numvfs: 8 -> 0"
+    # the owned networks go first (libvirt checks a pool's VFs when it is
+    # defined: their undo must come after the VFs are back), then 8 -> 0 -> 6
+    assert [(st["layer"], st["summary"]) for st in steps[:3]] == [
+        ("networks", "remove (no file asks for it)"), ("networks", "remove (no file asks for it)"),
+        ("sriov", "sriov_numvfs: 8 -> 0")], steps[:3]
     cases = [(1, "")] + [(k, ":after") for k in range(1, len(steps) + 1)]
     for k, when in cases:
         r = host.ctl("inject", f"apply --json /root/pol-b", env=f"VFWARP_FAIL_AT={k}{when}")
@@ -237,7 +251,8 @@ def test_driver_refusal_is_undone(host):
 def test_sigkill_mid_apply_recovered_from_the_journal(host):
     start_at_a(host, "kill")
     snapshot = host.link_json()
-    for k, next_cmd in ((3, "status"), (1, "apply /root/pol-b")):
+    # step 3: sriov_numvfs 8 -> 0, step 5: the first VF's settings (1, 2: networks)
+    for k, next_cmd in ((5, "status"), (3, "apply /root/pol-b")):
         r = host.ctl("kill", "apply /root/pol-b", env=f"VFWARP_FAIL_AT={k}:kill")
         assert r.returncode == 137, (r.returncode, r.stdout, r.stderr)     # the shell's 128 + 9
         j = json.loads(host.sh("cat /run/vfwarp-lab/kill/journal.json").stdout)
@@ -323,6 +338,136 @@ def test_files_needing_unapplied_layers_refused_unless_skipped(host):
     r = host.ctl("layers", "apply --skip quotas /root/pol-s")
     assert r.returncode == 0 and "not applied: quotas" in r.stdout, r.stdout
     assert host.vfs() == EXPECT_B
+
+
+NETS_SHOW = """for n in $(virsh -q net-list --all --name); do echo "@@$n"
+  virsh -q net-info "$n" | grep -E '^(Active|Autostart):'; virsh -q net-dumpxml --inactive "$n"; done"""
+META = "{urn:vfwarp:manager:1}tenant"
+FOREIGN_NET = """<network><name>vfwarp-foreign</name><forward mode='hostdev' managed='yes'>
+<address type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x1'/></forward>
+<vlan><tag id='999'/></vlan></network>"""
+
+
+def nets(host):
+    """{name: {active, autostart, xml}} of every libvirt network on h1, as
+    virsh prints them (this test's own reading)."""
+    out = {}
+    for block in host.sh(NETS_SHOW).stdout.split("@@")[1:]:
+        name, rest = block.split("\n", 1)
+        flags = dict(re.findall(r"^(Active|Autostart):\s+(\S+)", rest, re.M))
+        out[name] = {"active": flags["Active"] == "yes", "autostart": flags["Autostart"] == "yes",
+                     "xml": rest[rest.index("<network"):].strip()}
+    return out
+
+
+def pool(xml):
+    """(tenant from our metadata, forward mode/managed, PCI addresses, VLAN tags) of a network."""
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(xml)
+    md = root.find(f"metadata/{META}")
+    fwd = root.find("forward")
+    return (None if md is None else md.get("tenant"), fwd.get("mode"), fwd.get("managed"),
+            ["%04x:%02x:%02x.%x" % tuple(int(a.get(k), 16) for k in ("domain", "bus", "slot", "function"))
+             for a in fwd.findall("address")],
+            [int(t.get("id")) for t in root.findall("vlan/tag")])
+
+
+def test_libvirt_networks_per_tenant_drift_undo_deleted_tenant_and_foreign(host):
+    """Files A give vfwarp-green and vfwarp-blue (hostdev pools of the tenants'
+    VFs on their VLANs, our metadata); hand edits are drift and apply restores
+    them; a failure after the network step is undone; a deleted tenant's
+    network goes, the other and a foreign vfwarp-* network stay as they were;
+    a tenant named like the foreign network is refused."""
+    host.sh(f"cat > /tmp/foreign.xml <<'EOF'\n{FOREIGN_NET}\nEOF\n"
+            "virsh -q net-define /tmp/foreign.xml && virsh -q net-start vfwarp-foreign")
+    try:
+        start_at_a(host, "net")
+        pci = {n: host.sh(f"basename $(readlink -f /sys/class/net/{PF}/device/virtfn{n})").stdout.strip()
+               for n in range(8)}
+        n0 = nets(host)
+        mine = {k: pool(v["xml"]) for k, v in n0.items() if pool(v["xml"])[0] is not None}
+        assert mine == {"vfwarp-green": ("green", "hostdev", "yes", [pci[1], pci[3], pci[5]], [300]),
+                        "vfwarp-blue": ("blue", "hostdev", "yes", [pci[6], pci[7]], [100])}, n0
+        assert all(n0[k]["active"] and n0[k]["autostart"] for k in mine)
+        assert pool(n0["vfwarp-foreign"]["xml"])[0] is None
+
+        # by hand: blue stopped, green's VLAN changed
+        host.sh("virsh -q net-destroy vfwarp-blue && virsh -q net-dumpxml --inactive vfwarp-green | "
+                "sed \"s/id='300'/id='301'/\" > /tmp/g.xml && virsh -q net-define /tmp/g.xml")
+        r = host.ctl("net", "drift /root/pol-a")
+        assert r.returncode == 4, r.stdout
+        assert "drift: ~ network vfwarp-blue active: false -> true  [hitless]" in r.stdout, r.stdout
+        assert "drift: ~ network vfwarp-green vlan: 301 -> 300  [hitless]" in r.stdout, r.stdout
+        r = host.ctl("net", "apply /root/pol-a")
+        assert r.returncode == 0, r.stdout
+        assert "networks vfwarp-green: vlan: 301 -> 300, restart" in r.stdout, r.stdout
+        assert nets(host) == n0                             # the same definitions (uuids too)
+
+        # blue's file deleted; a failure after its network step (the last) is undone
+        host.write_files("/root/pol-net-nb", {k: v for k, v in A.items() if k != "blue.yaml"})
+        r = host.ctl("net", "apply --json /root/pol-net-nb", env="VFWARP_FAIL_AT=verify")
+        doc = json.loads(r.stdout)
+        assert (r.returncode, doc["result"], doc["problems"]) == (5, "restored", []), r.stdout
+        assert [(st["layer"], st["object"]) for st in doc["steps"]][-1:] == \
+            [("networks", "vfwarp-blue")], doc["steps"]
+        assert nets(host) == n0 and host.vfs() == EXPECT_A
+        r = host.ctl("net", "apply /root/pol-net-nb")
+        assert r.returncode == 0 and "networks vfwarp-blue: remove" in r.stdout, r.stdout
+        n1 = nets(host)
+        assert "vfwarp-blue" not in n1
+        assert {k: n1[k] for k in ("vfwarp-green", "vfwarp-foreign")} == \
+            {k: n0[k] for k in ("vfwarp-green", "vfwarp-foreign")}
+
+        # a tenant asking for the foreign network's name: refused, nothing changed
+        host.write_files("/root/pol-net-f", dict(A, **{"blue.yaml": A["blue.yaml"].replace(
+            "name: blue", "name: foreign")}))
+        r = host.ctl("net", "apply /root/pol-net-f")
+        assert r.returncode == 10, r.stdout
+        assert "refused: libvirt network vfwarp-foreign exists and is not vfwarpctl's" in r.stdout
+        assert nets(host) == n1 and host.vfs()[6] == DEFAULT
+    finally:
+        host.sh("virsh -q net-destroy vfwarp-foreign; virsh -q net-undefine vfwarp-foreign",
+                check=False)
+
+
+# A domain with one interface from tenant green's pool and nothing to boot:
+# SeaBIOS finds no boot device and waits, while libvirt holds the VF.
+POOL_DOMAIN = """<domain type='qemu'><name>vfwnet</name><memory unit='MiB'>32</memory><vcpu>1</vcpu>
+<os><type arch='x86_64' machine='q35'>hvm</type></os><cpu mode='custom'><model>qemu64</model></cpu>
+<devices><controller type='usb' model='none'/><memballoon model='none'/>
+<interface type='network'><mac address='52:54:00:00:30:01'/><source network='vfwarp-green'/></interface>
+</devices></domain>"""
+
+
+def test_pool_network_hands_out_a_tenant_vf_and_a_change_under_it_is_refused(host):
+    """libvirt gives a domain of vfwarp-green the first VF of green's pool on
+    green's VLAN; while it runs, a change to the network is refused naming
+    it, and --allow-disruptive is needed to make it."""
+    start_at_a(host, "inuse")
+    host.sh(f"cat > /tmp/vfwnet.xml <<'EOF'\n{POOL_DOMAIN}\nEOF\nvirsh -q define /tmp/vfwnet.xml")
+    try:
+        # libvirt configures a pool VF only through a PF that is up
+        host.sh(f"ip link set {PF} up && virsh -q start vfwnet", timeout=180)
+        vf1 = host.vfs()[1]
+        assert (vf1["mac"], vf1["vlan"]) == ("52:54:00:00:30:01", 300), vf1
+        assert "connections='1'" in host.sh("virsh -q net-dumpxml vfwarp-green").stdout
+        n0 = nets(host)
+        host.write_files("/root/pol-net-v", dict(A, **{"green.yaml": A["green.yaml"].replace(
+            "vlan: 300", "vlan: 301")}))
+        r = host.ctl("inuse", "plan /root/pol-net-v")
+        assert "~ network vfwarp-green vlan: 300 -> 301  [detach]" in r.stdout, r.stdout
+        r = host.ctl("inuse", "apply /root/pol-net-v")
+        assert r.returncode == 10, r.stdout
+        assert "in use by the running domain(s) vfwnet" in r.stdout, r.stdout
+        assert nets(host) == n0 and host.vfs()[1] == vf1
+        r = host.ctl("inuse", "drift /root/pol-a")
+        print("\ndrift while libvirt holds VF 1:\n" + r.stdout)
+    finally:
+        host.sh(f"virsh -q destroy vfwnet; virsh -q undefine vfwnet; ip link set {PF} down",
+                check=False, timeout=120)
+    r = host.ctl("inuse", "apply /root/pol-a")
+    assert r.returncode == 0, r.stdout
+    assert host.vfs() == EXPECT_A
 
 
 CORPUS_RUN = r"""
@@ -487,7 +632,7 @@ def test_rate_and_dcb_applied_read_back_equals_files(qos_files):
         assert line in r.stdout, r.stdout
     start_at_c(host, "qos")
     r = host.ctl("qos", "apply /root/pol-c")
-    assert r.returncode == 0 and "no changes: the host already matches (sriov, vfs, rate, line, dcb)" \
+    assert r.returncode == 0 and "no changes: the host already matches (sriov, vfs, rate, line, dcb, networks)" \
         in r.stdout, r.stdout
     assert host.ctl("qos", "drift /root/pol-c").returncode == 0
     # Back to files A: the owned nodes go, the VFs' leaves to the root; the
@@ -561,7 +706,7 @@ def test_rate_failure_rolls_every_layer_back(qos_files):
     assert (r.returncode, doc["result"], doc["problems"]) == (5, "restored", []), r.stdout
     assert qos(host) == before and host.link_json() == link
     steps = doc["steps"]
-    assert {s["layer"] for s in steps} == {"vfs", "rate", "dcb"}, steps
+    assert {s["layer"] for s in steps} == {"vfs", "rate", "dcb", "networks"}, steps
     for k in range(1, len(steps) + 1):
         r = host.ctl("qfail", "apply --json /root/pol-d", env=f"VFWARP_FAIL_AT={k}:after")
         doc = json.loads(r.stdout)

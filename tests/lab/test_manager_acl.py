@@ -16,7 +16,7 @@ session's lab2 and leaves no module loaded.
 """
 import json
 
-from test_manager import OPT, Host
+from test_manager import NET_CLEAN, OPT, Host
 from test_switchdev import BRIDGE, UDP_RECV, UDP_SEND, filters, hw_packets, mode, pf_dev, reprs
 from vf_env import addr, ping, vfs_up
 
@@ -128,6 +128,7 @@ def test_tenant_acl_offloaded_drops_in_the_adapter_drift_restored(lab2):
                      if x]
             assert [a["result"] for a in audit][-4:] == ["applied", "applied", "restored", "applied"]
         finally:
+            lab2.ssh("h1", NET_CLEAN, check=False)
             lab2.ssh("h1", "ip link del br0 2>/dev/null; rm -rf /run/vfwarp-lab; "
                            f"devlink dev eswitch set pci/{bdf} mode legacy", check=False, timeout=900)
         dmesg = lab2.ssh("h1", "dmesg").stdout

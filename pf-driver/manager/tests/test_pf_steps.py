@@ -90,9 +90,12 @@ def test_unapplied_layers_named_with_their_place(tmp_path):
         "rate: {tx_max: 1gbit}\n")
     p = policy.load([str(tmp_path)])
     got = {(layer, w.line, w.col) for layer, _, w in layers.needed_unapplied(p, desired.compile_policy(p))}
-    # rate is applied now (devlink rate works in legacy mode on vfwarp_pf)
-    # rate, eswitch and flower are applied now; networks are implied by a tenant
-    assert got == {("networks", 3, 7)}
+    # rate, eswitch, flower and networks are applied now; quotas are named at their key
+    assert got == set()
+    (tmp_path / "t.yaml").write_text((tmp_path / "t.yaml").read_text() + "rdma: {quotas: {qps: 8}}\n")
+    p = policy.load([str(tmp_path)])
+    got = {(layer, w.line, w.col) for layer, _, w in layers.needed_unapplied(p, desired.compile_policy(p))}
+    assert got == {("quotas", 6, 16)}
 
 
 DEV = "pci/0000:01:00.0"

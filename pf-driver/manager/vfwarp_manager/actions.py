@@ -4,7 +4,7 @@ host model plans and the transaction runs and journals (JSON-able dicts).
 """
 from dataclasses import dataclass, field
 
-from . import flower_layer, live
+from . import flower_layer, live, network_layer
 
 
 def write_action(path, text):
@@ -29,6 +29,10 @@ def run_action(runner, action):
         runner.check(argv)
     elif "flower" in action:
         flower_layer.run_flower(runner, action, lambda where: flower_layer.reprs_of(runner, where))
+    elif "net_define" in action:
+        network_layer.run_build(runner, action)
+    elif "stdin" in action:
+        network_layer.run_stdin(runner, action)
     elif "argv" in action:
         runner.check(action["argv"])
     elif "write" in action:
@@ -40,8 +44,10 @@ def run_action(runner, action):
 def describe_action(action):
     if "flower" in action:
         return f"tc filter {action['flower']} (vf {action['vf']} pref {action['pref']})"
+    if "net_define" in action:
+        return f"virsh net-define (network {action['net_define']['name']}, built from its target)"
     if "argv" in action:
-        return " ".join(action["argv"])
+        return " ".join(action["argv"]) + (" < XML" if "stdin" in action else "")
     return f"echo {action['text']} > {action['write']}"
 
 

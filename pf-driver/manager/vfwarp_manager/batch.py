@@ -161,4 +161,6 @@ def _single_name(action):
         return "run sysfs write"
     if "flower" in action:
         return "run tc flower"
+    if "net_define" in action:
+        return "run virsh"
     return f"run {action['argv'][0]}"

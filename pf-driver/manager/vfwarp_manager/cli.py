@@ -13,6 +13,9 @@ Exit status (stable; docs/policy.md):
   7  busy: another vfwarpctl holds the lock, or an apply waits for confirmation
   8  apply refused: the files ask for a layer that is not applied yet (nothing changed)
   9  nothing to roll back / commit (or commit too late: the change was reverted)
+  10 apply refused, nothing changed: a libvirt network the files ask for is held by a
+     foreign network of that name, or a change would restart or remove a network a
+     running domain uses (without --allow-disruptive)
 """
 import argparse
 import json

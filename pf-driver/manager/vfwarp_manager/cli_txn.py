@@ -14,14 +14,15 @@ import os
 import sys
 import time
 
-from . import audit, confirm, layers, live, parse_cache, policy, statedir, timings, transaction
+from . import audit, confirm, layers, live, network_layer, parse_cache, policy, statedir, timings
+from . import transaction
 from . import desired as dz
 from . import plan as pl
 from .journal import JournalError
 from .lock import Lock, LockBusy
 
 E_OK, E_INVALID, E_LIVE, E_CHANGES = 0, 1, 3, 4
-E_RESTORED, E_NOT_RESTORED, E_BUSY, E_UNAPPLIED, E_NOTHING = 5, 6, 7, 8, 9
+E_RESTORED, E_NOT_RESTORED, E_BUSY, E_UNAPPLIED, E_NOTHING, E_REFUSED = 5, 6, 7, 8, 9, 10
 
 
 class Report:
@@ -168,7 +169,7 @@ def cmd_apply(args, runner, rep, prog):
     phash = audit.policy_hash(p.files)
     skip = set(layers.NOT_APPLIED) if args.skip_unapplied else set(args.skip or ())
     needs = layers.needed_unapplied(p, want)
-    refused = [(l, why, w) for l, why, w in needs if l not in layers.IMPLIED and l not in skip]
+    refused = [(l, why, w) for l, why, w in needs if l not in skip]
     rep.doc.update(files=p.files, policy_hash=phash,
                    not_applied={l: why for l, why, _ in needs})
     if refused:
@@ -191,10 +192,22 @@ def cmd_apply(args, runner, rep, prog):
             rep.say(f"refused: the previous apply waits for confirmation until "
                     f"{_when(doc['deadline'])}: `vfwarpctl commit` or `vfwarpctl rollback` first")
             return rep.done(E_BUSY)
-        with timings.span("host model (probe devlink)"):
+        with timings.span("host model (probe devlink, libvirt)"):
             model = layers.PfHost.for_desired(runner, want)
-        out = transaction.run(s.sd, model, runner, model.target(want), "apply", phash,
-                              transaction.Injection.from_env())
+        model.refuse_in_use = not args.allow_disruptive
+        for l, why in layers.unavailable(model, want):
+            rep.doc["not_applied"][l] = why
+            needs.append((l, why, None))
+            rep.say(f"not applied: {l}: {why}")
+        try:
+            out = transaction.run(s.sd, model, runner, model.target(want), "apply", phash,
+                                  transaction.Injection.from_env())
+        except network_layer.Refused as e:
+            rep.doc.update(result="refused", error=str(e))
+            rep.say(f"refused: {e}")
+            rep.say("nothing changed")
+            s.audit("apply", "refused", files=p.files, policy_hash=phash, error=str(e))
+            return rep.done(E_REFUSED)
         rep.doc.update(out.as_json())
         confirm_doc = None
         if out.result == "applied":
@@ -392,6 +405,9 @@ def add_parsers(sub, common, files_opts):
                         f"({', '.join(layers.NOT_APPLIED)})")
     s.add_argument("--skip-unapplied", action="store_true",
                    help="skip every layer that is not applied yet")
+    s.add_argument("--allow-disruptive", action="store_true",
+                   help="make changes that disturb running VMs (restart or remove a libvirt "
+                        "network a running domain uses); refused without it, naming the domains")
     s.set_defaults(fn=cmd_apply)
     s = sub.add_parser("drift", parents=[common, files_opts],
                        help="does the live host differ from the files? (exit 0: no, 4: yes)")

@@ -20,13 +20,15 @@ Applied, for the PF a host file names (model "pf"):
           before (they would vanish with their representors, and their undo
           must come after the representors are back) and added after
   dcb     dcb ets, maxrate, app dscp-prio, apptrust (dcb_layer.py)
+  networks libvirt networks vfwarp-TENANT, last (network_layer.py): where
+          libvirt is installed (virsh); elsewhere reported as not applied
 
-Compiled but not applied yet (NOT_APPLIED says why): networks, quotas.
+Compiled but not applied yet (NOT_APPLIED says why): quotas.
 """
 import copy
 import os
 
-from . import dcb_layer, flower_layer, live, rate_layer
+from . import dcb_layer, flower_layer, live, network_layer, rate_layer
 # actions.py holds actions and steps; host models use them from here.
 from .actions import Step, argv_action, describe_action, run_action, write_action  # noqa: F401
 from .desired import LEAF_DEFAULTS, VF_DEFAULTS
@@ -35,11 +37,11 @@ from .desired import LEAF_DEFAULTS, VF_DEFAULTS
 # for one unless told to skip it (--skip LAYER / --skip-unapplied).
 NOT_APPLIED = {
     "quotas": "RDMA quotas: no host interface to the device's quota command yet",
-    "networks": "libvirt networks: not written yet (needs libvirt-python on the host)",
 }
-# Layers no file key asks for by name: every tenant implies a libvirt network.
-# They are reported as not applied but never make apply refuse.
-IMPLIED = {"networks"}
+# Why a layer is not applied on this host (PfHost.for_desired decides):
+# every tenant implies a libvirt network, which needs libvirt. Reported as
+# not applied, never a reason to refuse the rest.
+UNAVAILABLE = {"networks": "libvirt networks: libvirt is not installed on this host (no virsh)"}
 
 
 def needed_unapplied(policy, desired):
@@ -50,10 +52,12 @@ def needed_unapplied(policy, desired):
         d, f = t.data, t.file
         if (d["rdma"] or {}).get("quotas"):
             out.append(("quotas", f.at("rdma", "quotas")))
-    if desired["networks"]:
-        first = policy.tenants[0].file.at("name")
-        out.append(("networks", first))
     return [(layer, NOT_APPLIED[layer], where) for layer, where in out]
+
+
+def unavailable(model, desired):
+    """[(layer, why)] the files imply and this host's model cannot apply."""
+    return [("networks", UNAVAILABLE["networks"])] if desired["networks"] and not model.networks else []
 
 
 
@@ -148,15 +152,23 @@ class PfHost:
                the PF is in switchdev mode: owned filters may have to go)
       skip_sw  flower filters in the adapter only (default); false runs them
                in software (VFWARP_FLOWER_SOFTWARE=1, for tests)
-      dcb      the DCB parts the host file owns (dcb_layer.PARTS)"""
+      dcb      the DCB parts the host file owns (dcb_layer.PARTS)
+      networks the libvirt URI of the owned networks (None: libvirt is not
+               installed, or not reachable and no file asks for a network)
+refuse_in_use is not scope: apply sets it (unless --allow-disruptive), so a
+change to a network a running domain uses is refused; restoring a snapshot
+never refuses."""
 
     kind = "pf"
-    LAYERS = ("sriov", "eswitch", "vfs", "rate", "line", "flower", "dcb")
+    LAYERS = ("sriov", "eswitch", "vfs", "rate", "line", "flower", "dcb", "networks")
 
     def __init__(self, pf, rate=False, line=False, dcb=(), eswitch=False, flower=False,
-                 skip_sw=True):
+                 skip_sw=True, networks=None):
         self.pf, self.rate, self.line, self.dcb = pf, bool(rate), bool(line), list(dcb)
         self.eswitch, self.flower, self.skip_sw = bool(eswitch), bool(flower), bool(skip_sw)
+        self.networks = networks
+        self.refuse_in_use = False
+        self._foreign = []        # vfwarp-* networks without our metadata, as last read
         self.numvfs_path = os.path.join(live.SYSFS_NET, pf, "device", "sriov_numvfs")
         self._dev = None
         # What for_desired read to choose the layers, handed to the first
@@ -179,12 +191,30 @@ class PfHost:
         except live.LiveError:
             live_mode = None       # no devlink: nothing to read unless the files ask
         switchdev = live_mode == "switchdev"
+        uri, names = cls._probe_libvirt(runner, desired)
         m = cls(pf, rate, desired["line"] is not None, dcb_layer.parts(desired["dcb"]),
                 eswitch=desired["eswitch"]["mode"] != "legacy" or switchdev,
                 flower=bool(desired["flower"]) or switchdev,
-                skip_sw=os.environ.get("VFWARP_FLOWER_SOFTWARE") != "1")
-        m._probed = {"rate_doc": rate_doc, "eswitch": live_mode}
+                skip_sw=os.environ.get("VFWARP_FLOWER_SOFTWARE") != "1", networks=uri)
+        m._probed = {"rate_doc": rate_doc, "eswitch": live_mode, "net_names": names}
         return m
+
+    @staticmethod
+    def _probe_libvirt(runner, desired):
+        """(URI, network names) when libvirt is there: owned networks are
+        managed whether or not a file asks for one (a deleted tenant's must
+        go). Without virsh: (None, None). virsh failing: a LiveError when
+        the files ask for a network, else (None, None): nothing to remove
+        can be seen, nothing asked for is missed."""
+        if not runner.which("virsh"):
+            return None, None
+        uri = os.environ.get("VFWARP_LIBVIRT_URI") or network_layer.URI
+        try:
+            return uri, network_layer.lists(runner, uri)
+        except live.LiveError:
+            if desired["networks"]:
+                raise
+            return None, None
 
     def _take_probed(self, key):
         return self._probed.pop(key, None)
@@ -192,7 +222,8 @@ class PfHost:
     @property
     def scope(self):
         return {"pf": self.pf, "rate": self.rate, "line": self.line, "dcb": self.dcb,
-                "eswitch": self.eswitch, "flower": self.flower, "skip_sw": self.skip_sw}
+                "eswitch": self.eswitch, "flower": self.flower, "skip_sw": self.skip_sw,
+                "networks": self.networks}
 
     @property
     def where(self):
@@ -211,11 +242,23 @@ class PfHost:
             mode = self._take_probed("eswitch")
             st["eswitch"] = {"mode": mode or live.read_eswitch(runner, self.dev(runner))}
         st.update(self.read_devlink(runner))
-        self._probed = {}
+        names = self._probed.get("net_names")
+        self._probed = {"net_names": names} if names is not None else {}
         if self.flower:
             st["flower"] = self.read_flower(runner)
         st.update(self.read_dcb(runner))
+        if self.networks:
+            st["networks"] = self.read_networks(runner)
         return st
+
+    def read_networks(self, runner):
+        """{name: state} of the owned libvirt networks; the foreign vfwarp-*
+        names are kept for steps()."""
+        names = self._probed.pop("net_names", None)
+        vf_of_pci = {network_layer.pci(addr): vf
+                     for vf, addr in live.read_vf_pci(runner, self.pf).items()}
+        nets, self._foreign = network_layer.read(runner, self.networks, vf_of_pci, names)
+        return nets
 
     def read_flower(self, runner):
         """{vf: {pref: filter}}: the owned filters of each VF's representor
@@ -264,6 +307,8 @@ class PfHost:
             out["dcb"] = dict(state["dcb"])
             if out["dcb"].get("dscp_prio") is not None:
                 out["dcb"]["dscp_prio"] = {int(k): v for k, v in out["dcb"]["dscp_prio"].items()}
+        if "networks" in state:
+            out["networks"] = state["networks"]     # keyed by name, VF numbers in lists: as read
         return out
 
     def target(self, desired):
@@ -286,6 +331,9 @@ class PfHost:
                 for vf, fs in desired["flower"].items()}
         if self.dcb:
             t["dcb"] = dcb_layer.target(desired["dcb"], self.dcb)
+        if self.networks:
+            t["networks"] = {n: network_layer.target(net, net["owner"].partition("/")[2])
+                             for n, net in desired["networks"].items()}
         return t
 
     def _vf_step(self, n, have, want):
@@ -331,6 +379,17 @@ class PfHost:
             # representors are back, puts them back.
             out += flower_layer.steps(self.where, flower_have, {}, self.skip_sw, Step)
             flower_have = {}
+        nets_have = before.get("networks", {}) if self.networks else None
+        uuids = {}
+        if nets_have and b_n != t_n and target.get("networks") is not None:
+            # libvirt checks at definition that a pool's addresses are VFs:
+            # the networks go before the VF count changes, so that their
+            # undo (the old XML) runs once the old VFs are back, and come
+            # again (same uuid) after the new VFs exist.
+            out += network_layer.steps(self.networks, pf, nets_have, {}, self._foreign,
+                                       self.refuse_in_use, Step)
+            uuids = {n: v["_uuid"] for n, v in nets_have.items()}
+            nets_have = {}
         if b_n != t_n:
             write = lambda n: write_action(self.numvfs_path, n)  # noqa: E731
             # Removing VFs forgets their settings: undoing it re-creates them and
@@ -384,13 +443,16 @@ class PfHost:
             out += flower_layer.steps(self.where, flower_have, target["flower"], self.skip_sw, Step)
         if self.dcb and target.get("dcb") is not None:
             out += dcb_layer.steps(pf, before["dcb"], target["dcb"])
+        if self.networks and target.get("networks") is not None:
+            out += network_layer.steps(self.networks, pf, nets_have, target["networks"],
+                                       self._foreign, self.refuse_in_use, Step, uuids)
         return out
 
 
 MODELS = {"pf": lambda scope: PfHost(scope["pf"], scope.get("rate", False),
                                      scope.get("line", False), scope.get("dcb", ()),
                                      scope.get("eswitch", False), scope.get("flower", False),
-                                     scope.get("skip_sw", True))}
+                                     scope.get("skip_sw", True), scope.get("networks"))}
 
 
 def model_from(kind, scope):

@@ -49,6 +49,19 @@ def read_sriov(runner, pf):
     return {"numvfs": num, "totalvfs": total}
 
 
+def read_vf_pci(runner, pf):
+    """{VF number: PCI address} from the PF's virtfnN links (libvirt names a
+    pool's VFs by PCI address)."""
+    dev = os.path.join(SYSFS_NET, pf, "device")
+    out = {}
+    for n in range(read_sriov(runner, pf)["numvfs"]):
+        try:
+            out[n] = runner.link_target_name(os.path.join(dev, f"virtfn{n}"))
+        except FileNotFoundError:
+            raise LiveError(f"{pf}: VF {n} has no {dev}/virtfn{n} link") from None
+    return out
+
+
 def parse_ip_link_vfs(doc, pf):
     """{vf index: settings} from `ip -j -d link show dev PF` (print_vfinfo).
 

@@ -4,6 +4,7 @@ Runner, so the lab runs the real tools and unit tests replay output that the
 real tools printed (tests/data/, each file with the command that made it).
 """
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -62,6 +63,10 @@ class Runner:
         with open(path, "w") as f:
             f.write(f"{text}\n")
 
+    def which(self, tool):
+        """Whether a tool is installed (libvirt's virsh is optional on a host)."""
+        return shutil.which(tool) is not None
+
     def link_target_name(self, path):
         """Last component of where a sysfs link points (a PCI address for .../device)."""
         if not os.path.exists(path):
@@ -73,10 +78,11 @@ class Replay(Runner):
     """Answers from recorded output: {argv tuple: Result}; files from {path: text}.
     An argv it has no answer for is an error (the test did not expect that call)."""
 
-    def __init__(self, answers, files=None, links=None):
+    def __init__(self, answers, files=None, links=None, tools=()):
         self.answers = {tuple(k): v for k, v in answers.items()}
         self.files = files or {}
         self.links = links or {}
+        self.tools = set(tools)        # installed optional tools (which): none unless given
         self.calls = []
         self.writes = []
 
@@ -97,6 +103,9 @@ class Replay(Runner):
     def write_file(self, path, text):
         self.writes.append((path, str(text)))
         self.calls.append(("write", path, str(text)))
+
+    def which(self, tool):
+        return tool in self.tools
 
     def link_target_name(self, path):
         if path not in self.links:

@@ -31,6 +31,8 @@ EXIT_TEXT = {
     7: "busy: another vfwarpctl holds the lock, or an apply waits for confirmation",
     8: "refused: the files ask for a layer that is not applied yet (nothing changed)",
     9: "nothing to roll back or commit (or too late: the change was reverted)",
+    10: "refused: a libvirt network name is held by a foreign network, or the change would "
+        "restart a network a running domain uses (nothing changed)",
 }
 
 
