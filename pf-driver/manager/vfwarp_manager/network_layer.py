@@ -202,8 +202,9 @@ def dumps(runner, uri, names, active):
             out[n] = (got[n], live.get(n))
             continue
         try:
-            out[n] = tuple(runner.check(virsh(uri) + ["net-dumpxml"] + f + [n]) if f is not None
-                           else None for f in (["--inactive"], [] if n in active else None))
+            inactive = runner.check(virsh(uri) + ["net-dumpxml", "--inactive", n])
+            out[n] = (inactive, runner.check(virsh(uri) + ["net-dumpxml", n]) if n in active
+                      else None)
         except ToolError as e:
             raise _live_error(str(e)) from None
     for n, (text, _) in out.items():
@@ -213,27 +214,34 @@ def dumps(runner, uri, names, active):
     return out
 
 
-def users(runner, uri, name, addresses):
-    """Running domains using network `name`: an interface whose source is the
-    network, or (how libvirt shows a running domain's interface from a
-    hostdev pool) a hostdev interface or <hostdev> on one of the pool's PCI
-    addresses (tuples, pci())."""
+def running_domains(runner, uri):
+    """[(name, [interface and hostdev elements])] of the running domains."""
     out = []
     try:
         doms = [d.strip() for d in runner.check(virsh(uri) + ["list", "--name"]).splitlines()
                 if d.strip()]
         for d in doms:
             root = ET.fromstring(runner.check(virsh(uri) + ["dumpxml", d]))
-            devs = root.findall("devices/interface") + root.findall("devices/hostdev")
-            if any(s.get("network") == name for e in devs for s in e.findall("source")) or \
-                    any(pci(a) in addresses for e in devs for a in e.findall("source/address")
-                        if a.get("type", "pci") == "pci"):
-                out.append(d)
+            out.append((d, root.findall("devices/interface") + root.findall("devices/hostdev")))
     except ToolError as e:
         raise _live_error(str(e)) from None
-    except (ET.ParseError, ValueError) as e:
+    except ET.ParseError as e:
         raise _live_error(f"virsh dumpxml: unexpected XML: {e}") from None
     return out
+
+
+def users(domains, name, addresses):
+    """Of running_domains(), those using network `name`: an interface whose
+    source is the network, or (how libvirt shows a running domain's
+    interface from a hostdev pool) a hostdev interface or <hostdev> on one
+    of the pool's PCI addresses (tuples, pci())."""
+    try:
+        return [d for d, devs in domains
+                if any(s.get("network") == name for e in devs for s in e.findall("source"))
+                or any(pci(a) in addresses for e in devs for a in e.findall("source/address")
+                       if a.get("type", "pci") == "pci")]
+    except ValueError as e:
+        raise _live_error(f"virsh dumpxml: unexpected XML: {e}") from None
 
 
 def read(runner, uri, vf_of_pci, listed=None):
@@ -244,7 +252,7 @@ def read(runner, uri, vf_of_pci, listed=None):
     if not mine:
         return {}, []
     active, auto = set(listed["active"]), set(listed["autostart"])
-    nets, foreign = {}, []
+    nets, foreign, domains = {}, [], None
     for n, (text, live_text) in dumps(runner, uri, mine, active).items():
         try:
             root = ET.fromstring(text)
@@ -258,7 +266,9 @@ def read(runner, uri, vf_of_pci, listed=None):
         st.update(active=n in active, autostart=n in auto, _users=[])
         if live is not None and int(live.get("connections", "0") or 0):
             pool = {pci(a) for a in root.findall("forward/address")}
-            st["_users"] = users(runner, uri, n, pool) or ["(a domain libvirt counts, not running)"]
+            if domains is None:
+                domains = running_domains(runner, uri)     # once, for every network in use
+            st["_users"] = users(domains, n, pool) or ["(a domain libvirt counts, not running)"]
         nets[n] = st
     return nets, sorted(foreign)
 
@@ -320,9 +330,7 @@ def steps(uri, pf, before, target_nets, foreign, refuse_in_use, Step, uuids=None
             f"{NETWORK_META_NS} element): refusing to touch it; rename or remove it, or rename "
             f"the tenant" for n in clash))
     for n in sorted(target_nets):
-        want, have = target_nets[n], before.get(n)
-        if n in foreign:
-            continue
+        want, have = target_nets[n], before.get(n)      # a foreign name was refused above
         if have is None:
             do = [build_action(uri, pf, n, want, uuids.get(n, "")) if want.get("_xml") is None
                   else define_action(uri, want["_xml"])]
@@ -338,10 +346,10 @@ def steps(uri, pf, before, target_nets, foreign, refuse_in_use, Step, uuids=None
         diff = [k for k in compared(want) if k not in ("active", "autostart")
                 and want[k] != have.get(k)]
         if diff:
+            change = ", ".join(f"{k}: {_fmt(have.get(k))} -> {_fmt(want[k])}" for k in diff)
             if have["_users"] and refuse_in_use:
-                raise Refused(f"libvirt network {n} differs from the files ("
-                              + ", ".join(f"{k}: {_fmt(have.get(k))} -> {_fmt(want[k])}" for k in diff)
-                              + f") and is in use by the running domain(s) {', '.join(have['_users'])}:"
+                raise Refused(f"libvirt network {n} differs from the files ({change}"
+                              f") and is in use by the running domain(s) {', '.join(have['_users'])}:"
                               " restarting it would take their VFs' network from under them; shut "
                               "them down or detach their interfaces first, or pass --allow-disruptive")
             do = [build_action(uri, pf, n, want, have["_uuid"]) if want.get("_xml") is None
@@ -357,9 +365,8 @@ def steps(uri, pf, before, target_nets, foreign, refuse_in_use, Step, uuids=None
             elif want["active"]:
                 do += [_cmd(uri, "net-start", n)]
                 undo = [_cmd(uri, "net-destroy", n)] + undo
-            out.append(Step("networks", n, ", ".join(
-                f"{k}: {_fmt(have.get(k))} -> {_fmt(want[k])}" for k in diff)
-                + (", restart" if have["active"] and want["active"] else ""), do, undo))
+            out.append(Step("networks", n, change
+                            + (", restart" if have["active"] and want["active"] else ""), do, undo))
             have = dict(have, active=want["active"])
         if want["autostart"] != have["autostart"]:
             flag = [] if want["autostart"] else ["--disable"]
