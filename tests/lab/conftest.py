@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab"))
 from vfwarp_lab import Image, Lab  # noqa: E402
+import provisioned_env  # noqa: E402
 
 _running = []
 
@@ -57,3 +58,37 @@ def lab2(tmp_path_factory, image):
         lab.down()
         if lab in _running:
             _running.remove(lab)
+
+
+# Modules that share the provisioned hosts (provisioned_env.py) run after every
+# other module, which expect bare hosts: test_provisioning.py first (site.yml
+# from bare, its scenarios), then test_tenants.py on the VMs site.yml started,
+# then what ends a tenant VM for good (a host's reboot). Stable: each module
+# keeps its own order.
+PROVISIONED_ORDER = {"test_provisioning.py": 1, "test_tenants.py": 2}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "after_tenants: runs after test_tenants.py "
+                                       "(it ends the provisioned hosts' tenant VMs)")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        if item.get_closest_marker("after_tenants"):
+            return 3
+        return PROVISIONED_ORDER.get(item.path.name, 0)
+    items.sort(key=rank)
+
+
+@pytest.fixture(scope="session")
+def provisioned(lab2):
+    """site.yml run once from bare hosts, with a tenant VM per host; the
+    hosts made bare again at the end of the session."""
+    p = provisioned_env.provision(lab2)
+    try:
+        yield p
+    finally:
+        provisioned_env.bare(lab2)
+        for h in provisioned_env.HOSTS:
+            assert "vfwarp_pf" not in lab2.ssh(h, "lsmod").stdout

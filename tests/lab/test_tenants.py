@@ -4,25 +4,31 @@ the definition at `virsh start`. Inside the tenants: the VF in lspci,
 vfwarp_vf bound, ping and iperf3 across hosts, and verbs (rping, ib_write_bw)
 through the VFs with nothing of the host's own networking on the path.
 
-One tenant per host (t1 on h1, t2 on h2) is booted once for the module:
-under nested TCG a tenant boot takes minutes (printed as it goes). t1 is
-defined with an interface of h1's VF pool network, so it starts with the VF
-the pool chose (VF 0); the VF live-attached to it is VF 1. On h2, t2 starts
-with none and VF 0 is live-attached.
+The tenant VMs are the ones the operator's playbook started (the session
+fixture `provisioned`, provisioned_env.py: under nested TCG a boot takes
+minutes, one per session serves test_provisioning.py and this module): t1 on
+h1 and t2 on h2, each defined with an interface of tenant red's pool network
+`vfwarp-pool-red` (red's VFs 0 and 2, VLAN 200), so each started with VF 0,
+libvirt programming its MAC and the pool's VLAN. Each host's VF 4 (in no
+tenant) goes into its tenant by `virsh attach-device --live` on VLAN 400.
+This module ends t1 (`virsh destroy` mid-iperf3).
 """
 import re
 import time
 
 import pytest
 
-from tenant_env import NVF, VF_ID, host_vf_line, pool_name, tenant_lab, vf_netdev
+from provisioned_env import FREE_VF, GUEST_MAC, GUESTS, HOSTS, NUM_VFS, RED, RED_VLAN
+from tenant_env import VF_ID, Host, Tenants, host_vf_line, vf_netdev
 from vfwarp_lab.tenants import hostdev_interface_xml, hostdev_xml, pool_interface_xml
 
-VLAN_A, VLAN_B = 100, 200
-# the VF each host's tenant gets by `virsh attach-device --live` (h1's VF 0
-# is the one t1's pool interface draws at start)
-ATTACH_VF = {"h1": 1, "h2": 0}
-POOL_MAC = "52:54:00:aa:01:0a"
+VLAN_A = 400                     # the live-attached VFs' (no tenant of the inventory has it)
+POOL = "vfwarp-pool-red"
+# the VF each host's tenant gets by `virsh attach-device --live`
+ATTACH_VF = {"h1": FREE_VF, "h2": FREE_VF}
+POOL_MAC = GUEST_MAC["h1"]
+# the guests' pool VFs carry 10.88.0.N/24 (the role's data_ip): the attached VFs another subnet
+POOL_IP = {"t1": "10.88.0.1", "t2": "10.88.0.2"}
 
 
 def tmac(host, i):
@@ -30,15 +36,24 @@ def tmac(host, i):
 
 
 def data_ip(tenant):
-    return f"10.88.0.{int(tenant[1:])}"
+    return f"10.90.0.{int(tenant[1:])}"
 
 
 @pytest.fixture(scope="module")
-def tl(lab2):
-    pool = pool_interface_xml("vfwarp-pool-enp1s0", POOL_MAC, VLAN_A)
-    with tenant_lab(lab2, pool_at_start={"h1": pool}) as (ten, hosts):
-        assert pool_name(hosts["h1"]) == "vfwarp-pool-enp1s0", hosts["h1"].pf_netdev
-        yield lab2, ten, hosts
+def tl(provisioned):
+    """The provisioned hosts and their running tenant VMs, reached by ssh."""
+    lab = provisioned.lab
+    ten = Tenants(lab)
+    hosts = {h: Host(lab, h) for h in HOSTS}
+    for h, t in zip(HOSTS, GUESTS):
+        state = ten.virsh(h, f"domstate {t}", check=False).stdout.strip()
+        assert state == "running", f"{h}: site.yml's tenant VM {t} is {state or 'not defined'}"
+        ten.prepare_host(h)          # what `define` of another tenant needs (idempotent)
+        ten.adopt(h, t, 0)
+    try:
+        yield lab, ten, hosts
+    finally:
+        ten.close()
 
 
 def attach(lab, ten, host, tenant, xml, live=True):
@@ -87,7 +102,7 @@ def host_counters(lab, host):
 
 @pytest.fixture(scope="module")
 def attached(tl):
-    """VF 0 of each host in its tenant by `virsh attach-device --live` of an
+    """VF 4 of each host in its tenant by `virsh attach-device --live` of an
     <interface type='hostdev'> with MAC and VLAN; the VF netdevs addressed."""
     lab, ten, hosts = tl
     xmls = {}
@@ -101,9 +116,13 @@ def attached(tl):
             ten.ssh(t, "lspci -nn; dmesg | tail -20").stdout
         up_addr(ten, t, nds[t], data_ip(t))
     yield lab, ten, hosts, xmls, nds
-    # what is still attached goes back (a reused lab starts clean next time)
+    # the live-attached VFs go back (libvirt restores what it found on them), so
+    # the host's reboot test after this module finds the VFs as the policy left them;
+    # the pool VFs stay with their VMs
     for h, t in (("h1", "t1"), ("h2", "t2")):
-        ten.detach_vfs(h, t)
+        for xml in ten.vf_devices(h, t):
+            if tmac(h, 0) in xml:
+                ten.detach(h, t, xml)
 
 
 def test_live_attach_shows_vf_mac_and_vlan(attached):
@@ -130,41 +149,36 @@ def vf_drivers(lab, host, pf):
 
 
 def test_pool_vf_at_start_and_exhaustion(attached):
-    """t1 was defined with an interface of h1's pool network: it started
-    with VF 0 (the pool's first free VF) carrying the XML's MAC and VLAN,
-    and traffic flows through it; a definition asking the pool for more VFs
-    than are free fails clearly and starts nothing."""
+    """t1 was defined with an interface of tenant red's pool network: it
+    started with VF 0 (the pool's first free VF) carrying the XML's MAC and
+    the pool's VLAN, and traffic flows through it (to t2's pool VF, on
+    another host); a definition asking the pool for more VFs than are free
+    fails clearly and starts nothing."""
     lab, ten, hosts, _, nds = attached
-    pool = pool_name(hosts["h1"])
     nd = wait_vf_netdev(ten, "t1", mac=POOL_MAC)
     assert nd, "t1: no VF with the pool interface's MAC:\n" + \
         ten.ssh("t1", "lspci -nn; ip -br link").stdout
     lspci = ten.ssh("t1", f"lspci -n -d {VF_ID}").stdout
     assert len(lspci.strip().splitlines()) == 2, f"t1: not its two VFs:\n{lspci}"
-    line = host_vf_line(lab, "h1", hosts["h1"].pf_netdev, 0)
-    assert POOL_MAC in line and f"vlan {VLAN_A}" in line, f"h1: {line}"
-    assert vf_drivers(lab, "h1", hosts["h1"].pf)[0] == "vfio-pci"
-    # its own subnet on both ends (t2 gets a second address on its VF)
-    up_addr(ten, "t1", nd, "10.89.0.1")
-    ten.ssh("t2", f"ip addr add 10.89.0.2/24 dev {nds['t2']}", check=False)
-    try:
-        assert ping(ten, "t1", "10.89.0.2", 3) == 3, "no traffic through the pool VF"
-    finally:
-        ten.ssh("t2", f"ip addr del 10.89.0.2/24 dev {nds['t2']}", check=False)
-        ten.ssh("t1", f"ip addr flush dev {nd}", check=False)
+    line = host_vf_line(lab, "h1", hosts["h1"].pf_netdev, RED[0])
+    assert POOL_MAC in line and f"vlan {RED_VLAN}" in line, f"h1: {line}"
+    assert vf_drivers(lab, "h1", hosts["h1"].pf)[RED[0]] == "vfio-pci"
+    assert ping(ten, "t1", POOL_IP["t2"], 3) == 3, "no traffic through the pool VFs"
 
-    # exhaustion: the pool has NVF VFs and gave one to t1; ask for all again
-    devs = tuple(pool_interface_xml(pool, tmac("h1", 10 + i)) for i in range(NVF))
+    # exhaustion: the pool has red's VFs and gave one to t1; ask for all again
+    devs = tuple(pool_interface_xml(POOL, tmac("h1", 10 + i)) for i in range(len(RED)))
     ten.define("h1", "tx", 5, devs)
     try:
         r = ten.virsh("h1", "start tx", check=False)
         assert r.returncode != 0, "a tenant started with more pool VFs than are free"
         # libvirt names the pool and says why
-        assert pool in r.stderr and "none are available" in r.stderr, r.stderr
+        assert POOL in r.stderr and "none are available" in r.stderr, r.stderr
         assert "shut off" in ten.virsh("h1", "domstate tx").stdout
         drivers = vf_drivers(lab, "h1", hosts["h1"].pf)
-        # VF 0 (pool, t1) and VF 1 (live, t1): nothing else changed driver
-        assert drivers[:2] == ["vfio-pci"] * 2 and drivers[2:] == ["vfwarp_vf"] * (NVF - 2), \
+        # VF 0 (pool, t1) and VF 4 (live, t1): nothing else changed driver
+        held = (RED[0], ATTACH_VF["h1"])
+        assert [d for i, d in enumerate(drivers) if i in held] == ["vfio-pci"] * 2 and \
+            [d for i, d in enumerate(drivers) if i not in held] == ["vfwarp_vf"] * (NUM_VFS - 2), \
             drivers
     finally:
         ten.virsh("h1", "undefine tx", check=False)
@@ -221,32 +235,38 @@ def test_verbs_between_tenants_bypass_hosts(attached):
 
 
 def test_vlan_isolation_and_pinned_mac(attached):
-    """A second VF, in t2 on another VLAN (plain <hostdev>, VLAN set by the
-    host's operator), does not hear t1; t1 cannot change the MAC its host
+    """A second VF in t2, plain <hostdev>, on the VLAN its host's policy gives
+    it (tenant red's VF 2: VLAN 200) and with an address of the attached VFs'
+    subnet, does not hear t1 on VLAN 400; t1 cannot change the MAC its host
     pinned."""
     lab, ten, hosts, _, nds = attached
-    vf1 = hosts["h2"].vf(lab, 1)
-    lab.ssh("h2", f"ip link set {hosts['h2'].pf_netdev} vf 1 mac {tmac('h2', 1)} vlan {VLAN_B}")
-    attach(lab, ten, "h2", "t2", hostdev_xml(vf1))
+    other_vf = RED[1]
+    assert f"vlan {RED_VLAN}" in host_vf_line(lab, "h2", hosts["h2"].pf_netdev, other_vf)
+    vf = hosts["h2"].vf(lab, other_vf)
+    before = set(vf_netdev(ten, "t2").split())
+    attach(lab, ten, "h2", "t2", hostdev_xml(vf))
     end = time.monotonic() + 120
     while True:
-        names = vf_netdev(ten, "t2").split()
-        if len(names) == 2 or time.monotonic() > end:
+        new = set(vf_netdev(ten, "t2").split()) - before
+        if new or time.monotonic() > end:
             break
         time.sleep(3)
-    other = [n for n in names if n != nds["t2"]]
-    assert other, f"t2: second VF netdev did not appear ({names})"
-    ten.ssh("t2", f"ip netns add iso; ip link set {other[0]} netns iso; "
-                  f"ip -n iso addr add 10.88.0.3/24 dev {other[0]}; ip -n iso link set {other[0]} up; "
+    assert new, f"t2: the second VF's netdev did not appear ({before})"
+    (other,) = new
+    iso_ip = "10.90.0.3"
+    ten.ssh("t2", f"ip netns add iso; ip link set {other} netns iso; "
+                  f"ip -n iso addr add {iso_ip}/24 dev {other}; ip -n iso link set {other} up; "
                   f"ip -n iso link set lo up; sleep 2")
-    assert ping(ten, "t1", data_ip("t2"), 2) == 2, "control: same-VLAN peer unreachable"
-    assert ping(ten, "t1", "10.88.0.3", 3) == 0, "a tenant on VLAN 200 heard VLAN 100"
-    r = ten.ssh("t1", f"ip link set dev {nds['t1']} address 52:54:00:bb:bb:bb", check=False)
-    assert r.returncode != 0 and "Operation not permitted" in r.stderr, (r.returncode, r.stderr)
-    mac = ten.ssh("t1", f"cat /sys/class/net/{nds['t1']}/address").stdout.strip()
-    assert mac == tmac("h1", 0)
-    ten.ssh("t2", f"ip -n iso link set {other[0]} netns 1; ip netns del iso", check=False)
-    detach(lab, ten, "h2", "t2", hostdev_xml(vf1))
+    try:
+        assert ping(ten, "t1", data_ip("t2"), 2) == 2, "control: same-VLAN peer unreachable"
+        assert ping(ten, "t1", iso_ip, 3) == 0, f"a tenant on VLAN {RED_VLAN} heard VLAN {VLAN_A}"
+        r = ten.ssh("t1", f"ip link set dev {nds['t1']} address 52:54:00:bb:bb:bb", check=False)
+        assert r.returncode != 0 and "Operation not permitted" in r.stderr, (r.returncode, r.stderr)
+        mac = ten.ssh("t1", f"cat /sys/class/net/{nds['t1']}/address").stdout.strip()
+        assert mac == tmac("h1", 0)
+    finally:
+        ten.ssh("t2", f"ip -n iso link set {other} netns 1; ip netns del iso", check=False)
+        detach(lab, ten, "h2", "t2", hostdev_xml(vf))
 
 
 def test_numvfs_refused_while_a_vm_holds_a_vf(attached):
@@ -254,7 +274,7 @@ def test_numvfs_refused_while_a_vm_holds_a_vf(attached):
     pf = hosts["h1"].pf
     r = lab.ssh("h1", f"echo 0 > /sys/bus/pci/devices/{pf}/sriov_numvfs", check=False)
     assert r.returncode != 0 and "busy" in r.stderr.lower(), (r.returncode, r.stderr)
-    assert lab.ssh("h1", f"cat /sys/bus/pci/devices/{pf}/sriov_numvfs").stdout.strip() == str(NVF)
+    assert lab.ssh("h1", f"cat /sys/bus/pci/devices/{pf}/sriov_numvfs").stdout.strip() == str(NUM_VFS)
     assert "in use" in lab.ssh("h1", "dmesg | tail -20").stdout
     assert ping(ten, "t1", data_ip("t2"), 2) == 2, "the tenant lost its VF"
 
@@ -264,7 +284,7 @@ def test_detach_returns_vf_to_host(attached):
     h, t = "h2", "t2"
     vf = hosts[h].vf(lab, ATTACH_VF[h])
     detach(lab, ten, h, t, xmls[h])
-    assert wait_vf_netdev(ten, t, present=False) == ""
+    assert wait_vf_netdev(ten, t, present=False, mac=tmac(h, 0)) == ""
     end = time.monotonic() + 60
     while time.monotonic() < end:
         drv = lab.ssh(h, f"basename $(readlink /sys/bus/pci/devices/{vf}/driver) 2>/dev/null",
@@ -284,11 +304,13 @@ def test_detach_returns_vf_to_host(attached):
 def test_destroy_mid_iperf3_frees_vfs_for_the_pool(attached):
     """`virsh destroy` of t1 during iperf3 leaves h1 and t2 well and gives
     both of t1's VFs (its pool VF and the live-attached one) back to the
-    host's vfwarp_vf; the pool then hands every VF out again: a definition
-    asking it for all NVF VFs starts (and is destroyed at once)."""
+    host's vfwarp_vf, with what libvirt found on them before (the policy's
+    VLAN on the pool VF, nothing on VF 4); the pool then hands every VF out
+    again: a definition asking it for all of red's VFs starts (and is
+    destroyed at once)."""
     lab, ten, hosts, _, _ = attached
     # t2 gets its VF back if the previous test detached it
-    if not ten.vf_devices("h2", "t2"):
+    if not wait_vf_netdev(ten, "t2", mac=tmac("h2", 0), secs=0):
         attach(lab, ten, "h2", "t2", hostdev_interface_xml(hosts["h2"].vf(lab, ATTACH_VF["h2"]),
                                                           tmac("h2", 0), VLAN_A))
         up_addr(ten, "t2", wait_vf_netdev(ten, "t2", mac=tmac("h2", 0)), data_ip("t2"))
@@ -301,27 +323,28 @@ def test_destroy_mid_iperf3_frees_vfs_for_the_pool(attached):
     end = time.monotonic() + 90
     while time.monotonic() < end:
         drivers = vf_drivers(lab, "h1", pf)
-        if drivers == ["vfwarp_vf"] * NVF:
+        if drivers == ["vfwarp_vf"] * NUM_VFS:
             break
         time.sleep(2)
-    assert drivers == ["vfwarp_vf"] * NVF, f"h1: VF drivers after destroy: {drivers}"
+    assert drivers == ["vfwarp_vf"] * NUM_VFS, f"h1: VF drivers after destroy: {drivers}"
     assert "WARNING" not in lab.ssh("h1", "dmesg").stdout
     assert ten.ssh("t2", "true", check=False).returncode == 0, "t2 is gone"
     # no MAC or VLAN of t1's definitions left on the freed VFs
-    for i in range(2):
+    for i, vlan in ((RED[0], f"vlan {RED_VLAN}"), (ATTACH_VF["h1"], None)):
         line = host_vf_line(lab, "h1", hosts["h1"].pf_netdev, i)
-        assert POOL_MAC not in line and tmac("h1", 0) not in line and "vlan" not in line, line
+        assert POOL_MAC not in line and tmac("h1", 0) not in line, line
+        assert (vlan in line) if vlan else ("vlan" not in line), line
 
-    pool = pool_name(hosts["h1"])
-    devs = tuple(pool_interface_xml(pool, tmac("h1", 10 + i)) for i in range(NVF))
+    devs = tuple(pool_interface_xml(POOL, tmac("h1", 10 + i)) for i in range(len(RED)))
     ten.define("h1", "tx", 5, devs)
     try:
         r = ten.virsh("h1", "start tx", check=False)
-        assert r.returncode == 0, f"the pool's {NVF} VFs are not free again: {r.stderr}"
-        assert vf_drivers(lab, "h1", pf) == ["vfio-pci"] * NVF
+        assert r.returncode == 0, f"red's {len(RED)} pool VFs are not free again: {r.stderr}"
+        drivers = vf_drivers(lab, "h1", pf)
+        assert [drivers[i] for i in RED] == ["vfio-pci"] * len(RED), drivers
     finally:
         ten.destroy("h1", "tx")
     end = time.monotonic() + 90
-    while time.monotonic() < end and vf_drivers(lab, "h1", pf) != ["vfwarp_vf"] * NVF:
+    while time.monotonic() < end and vf_drivers(lab, "h1", pf) != ["vfwarp_vf"] * NUM_VFS:
         time.sleep(2)
-    assert vf_drivers(lab, "h1", pf) == ["vfwarp_vf"] * NVF
+    assert vf_drivers(lab, "h1", pf) == ["vfwarp_vf"] * NUM_VFS

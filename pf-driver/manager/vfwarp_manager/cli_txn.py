@@ -167,7 +167,7 @@ def cmd_apply(args, runner, rep, prog):
         return rep.done(E_INVALID)
     p, want = loaded
     phash = audit.policy_hash(p.files)
-    skip = set(layers.NOT_APPLIED) if args.skip_unapplied else set(args.skip or ())
+    skip = set(args.skip or ()) | (set(layers.NOT_APPLIED) if args.skip_unapplied else set())
     needs = layers.needed_unapplied(p, want)
     refused = [(l, why, w) for l, why, w in needs if l not in skip]
     rep.doc.update(files=p.files, policy_hash=phash,
@@ -193,9 +193,13 @@ def cmd_apply(args, runner, rep, prog):
                     f"{_when(doc['deadline'])}: `vfwarpctl commit` or `vfwarpctl rollback` first")
             return rep.done(E_BUSY)
         with timings.span("host model (probe devlink, libvirt)"):
-            model = layers.PfHost.for_desired(runner, want)
+            model = layers.PfHost.for_desired(runner, want, libvirt="networks" not in skip)
         model.refuse_in_use = not args.allow_disruptive
-        for l, why in layers.unavailable(model, want):
+        unavailable = layers.unavailable(model, want)
+        if "networks" in skip:
+            unavailable = [(l, layers.SKIPPABLE[l] if l == "networks" else why)
+                           for l, why in unavailable]
+        for l, why in unavailable:
             rep.doc["not_applied"][l] = why
             needs.append((l, why, None))
             rep.say(f"not applied: {l}: {why}")
@@ -402,7 +406,9 @@ def add_parsers(sub, common, files_opts):
     s.add_argument("--skip", type=_layer_list,
                    action="extend", metavar="LAYER[,LAYER]",
                    help=f"apply the rest although the files ask for these unapplied layers "
-                        f"({', '.join(layers.NOT_APPLIED)})")
+                        f"({', '.join(layers.NOT_APPLIED)}); `networks`: leave libvirt's "
+                        f"networks alone, libvirt not even asked (the boot unit, ordered "
+                        f"before libvirtd)")
     s.add_argument("--skip-unapplied", action="store_true",
                    help="skip every layer that is not applied yet")
     s.add_argument("--allow-disruptive", action="store_true",
@@ -426,10 +432,11 @@ def add_parsers(sub, common, files_opts):
 
 def _layer_list(text):
     names = [x for x in text.split(",") if x]
-    bad = [x for x in names if x not in layers.NOT_APPLIED]
+    known = [*layers.NOT_APPLIED, *layers.SKIPPABLE]
+    bad = [x for x in names if x not in known]
     if bad:
         raise argparse.ArgumentTypeError(f"not a layer that is skipped: {', '.join(bad)} "
-                                         f"(layers: {', '.join(layers.NOT_APPLIED)})")
+                                         f"(layers: {', '.join(known)})")
     return names
 
 

@@ -42,6 +42,12 @@ NOT_APPLIED = {
 # every tenant implies a libvirt network, which needs libvirt. Reported as
 # not applied, never a reason to refuse the rest.
 UNAVAILABLE = {"networks": "libvirt networks: libvirt is not installed on this host (no virsh)"}
+# Layers `apply --skip` may leave alone although the host could apply them.
+# networks: the boot unit (vfwarp-policy.service) runs before libvirtd so that
+# the VFs exist when libvirt starts its autostart networks and guests; libvirt
+# restores the networks it holds persistently itself, and asking it from
+# there would wait for a daemon ordered after us.
+SKIPPABLE = {"networks": "libvirt networks: skipped (--skip networks): libvirt keeps them"}
 
 
 def needed_unapplied(policy, desired):
@@ -177,10 +183,11 @@ never refuses."""
         self._probed = {}
 
     @classmethod
-    def for_desired(cls, runner, desired):
+    def for_desired(cls, runner, desired, libvirt=True):
         """The model for applying desired: the rate layer when the files ask
         for rate settings or the PF has devlink rate (its owned nodes may
-        have to go, its VFs' leaves go back to the defaults)."""
+        have to go, its VFs' leaves go back to the defaults); libvirt's
+        networks unless `libvirt` is false (not even probed)."""
         pf = desired["pf"]
         asks = bool(desired["rate_nodes"]) or any(
             leaf[p] != LEAF_DEFAULTS[p] for leaf in desired["rate_leaves"].values() for p in LEAF_DEFAULTS)
@@ -191,7 +198,7 @@ never refuses."""
         except live.LiveError:
             live_mode = None       # no devlink: nothing to read unless the files ask
         switchdev = live_mode == "switchdev"
-        uri, names = cls._probe_libvirt(runner, desired)
+        uri, names = cls._probe_libvirt(runner, desired) if libvirt else (None, None)
         m = cls(pf, rate, desired["line"] is not None, dcb_layer.parts(desired["dcb"]),
                 eswitch=desired["eswitch"]["mode"] != "legacy" or switchdev,
                 flower=bool(desired["flower"]) or switchdev,
