@@ -15,6 +15,7 @@ import io
 import json
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -158,7 +159,8 @@ def host(lab2):
         h.write_files("/root/pol-b", B)
         yield h
     finally:
-        h.sh(f"""rm -rf /run/vfwarp-lab; systemctl stop 'vfwarp-confirm-*' 2>/dev/null
+        h.sh(f"""cd {OPT} && ./vfwarpctl remove-hook --state-dir /run/vfwarp-lab/inuse >/dev/null 2>&1; cd /
+rm -rf /run/vfwarp-lab; systemctl stop 'vfwarp-confirm-*' 2>/dev/null
 {NET_CLEAN}
 [ -d /sys/module/vfwarp_pf ] && {{ {QOS_RESET} }}
 D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
@@ -439,18 +441,40 @@ POOL_DOMAIN = """<domain type='qemu'><name>vfwnet</name><memory unit='MiB'>32</m
 </devices></domain>"""
 
 
-def test_pool_network_hands_out_a_tenant_vf_and_a_change_under_it_is_refused(host):
+def wait_vfs(host, pred, timeout=60.0):
+    """host.vfs() once pred(it) holds, or the last reading after timeout s."""
+    end = time.monotonic() + timeout
+    while True:
+        v = host.vfs()
+        if pred(v) or time.monotonic() > end:
+            return v
+        time.sleep(0.5)
+
+
+HOOK_LOG = "/run/vfwarp-lab/inuse/hook.log"
+
+
+def test_pool_network_hands_out_a_tenant_vf_held_at_its_policy_and_a_change_under_it_is_refused(host):
     """libvirt gives a domain of vfwarp-green the first VF of green's pool on
-    green's VLAN; while it runs, a change to the network is refused naming
-    it, and --allow-disruptive is needed to make it."""
+    green's VLAN; vfwarpctl's network hook puts green's 802.1p priority back
+    (libvirt sets priority 0) while the domain holds the VF, and again after
+    libvirt restores the VF on stop: drift clean both times, no apply. While
+    the domain runs, a change to the network is refused naming it, and
+    --allow-disruptive is needed to make it."""
     start_at_a(host, "inuse")
+    r = host.ctl("inuse", f"install-hook --hold 60 --log {HOOK_LOG} /root/pol-a")
+    assert r.returncode == 0 and "installed: /etc/libvirt/hooks/network.d/vfwarp" in r.stdout, \
+        r.stdout + r.stderr
     host.sh(f"cat > /tmp/vfwnet.xml <<'EOF'\n{POOL_DOMAIN}\nEOF\nvirsh -q define /tmp/vfwnet.xml")
     try:
         # libvirt configures a pool VF only through a PF that is up
         host.sh(f"ip link set {PF} up && virsh -q start vfwnet", timeout=180)
-        vf1 = host.vfs()[1]
-        assert (vf1["mac"], vf1["vlan"]) == ("52:54:00:00:30:01", 300), vf1
+        vf1 = wait_vfs(host, lambda v: v[1]["qos"] == 5)[1]
+        assert (vf1["mac"], vf1["vlan"], vf1["qos"]) == ("52:54:00:00:30:01", 300, 5), \
+            (vf1, host.sh(f"cat {HOOK_LOG}", check=False).stdout)
         assert "connections='1'" in host.sh("virsh -q net-dumpxml vfwarp-green").stdout
+        r = host.ctl("inuse", "drift /root/pol-a")
+        assert r.returncode == 0, r.stdout
         n0 = nets(host)
         host.write_files("/root/pol-net-v", dict(A, **{"green.yaml": A["green.yaml"].replace(
             "vlan: 300", "vlan: 301")}))
@@ -460,11 +484,21 @@ def test_pool_network_hands_out_a_tenant_vf_and_a_change_under_it_is_refused(hos
         assert r.returncode == 10, r.stdout
         assert "in use by the running domain(s) vfwnet" in r.stdout, r.stdout
         assert nets(host) == n0 and host.vfs()[1] == vf1
-        r = host.ctl("inuse", "drift /root/pol-a")
-        print("\ndrift while libvirt holds VF 1:\n" + r.stdout)
     finally:
-        host.sh(f"virsh -q destroy vfwnet; virsh -q undefine vfwnet; ip link set {PF} down",
-                check=False, timeout=120)
+        host.sh(f"virsh -q destroy vfwnet; virsh -q undefine vfwnet", check=False, timeout=120)
+    try:
+        # libvirt restored VF 1's MAC and VLAN (priority 0); the hook's hold puts 5 back
+        vfs = wait_vfs(host, lambda v: v == EXPECT_A)
+        log = host.sh(f"cat {HOOK_LOG}", check=False).stdout
+        print("\nhook log:\n" + log)
+        assert vfs == EXPECT_A, (vfs, log)
+        r = host.ctl("inuse", "drift /root/pol-a")
+        assert r.returncode == 0, r.stdout
+        assert re.search(r"reapply-vf enp1s0 vf 1: qos 0 -> 5", log), log
+    finally:
+        r = host.ctl("inuse", "remove-hook")
+        host.sh(f"ip link set {PF} down", check=False)
+    assert r.returncode == 0 and "removed: /etc/libvirt/hooks/network.d/vfwarp" in r.stdout, r.stdout
     r = host.ctl("inuse", "apply /root/pol-a")
     assert r.returncode == 0, r.stdout
     assert host.vfs() == EXPECT_A

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from vfwarp_manager import desired, layers, network_layer, plan, policy, statedir, transaction
+from vfwarp_manager import desired, layers, live, network_layer, plan, policy, statedir, transaction
 from vfwarp_manager.actions import Step
+from vfwarp_manager.runner import Result
 
 from virshhost import VirshHost, vf_pci
 
@@ -247,9 +248,10 @@ def test_one_virsh_process_reads_every_network_and_odd_names_are_read_alone(tmp_
     host.calls.clear()
     live = m.read(host)
     virsh_calls = [c for c in host.calls if c[0] == "virsh"]
-    # one batch of dumps (the lists came with the probe), one argv for the odd name
-    assert len(virsh_calls) == 2, virsh_calls
-    assert virsh_calls[1][4:] == ("net-dumpxml", "--inactive", "vfwarp-pool red")
+    # the files' network came with the probe's lists (one process); the
+    # odd name no file names is read alone, as an argv
+    assert len(virsh_calls) == 1, virsh_calls
+    assert virsh_calls[0][4:] == ("net-dumpxml", "--inactive", "vfwarp-pool red")
     assert m._foreign == ["vfwarp-pool red"]
     assert layers.mismatches(live, m.target(want)) == []
 
@@ -262,3 +264,35 @@ def test_journal_scope_and_steps_are_json():
         {"forward": "hostdev", "vfs": [0], "vlan": None}, "x")}, [], True, Step)[0]
     assert Step.from_json(json.loads(json.dumps(step.as_json()))).do == step.do
     assert host.calls == []
+
+
+def test_the_probe_reads_the_files_networks_with_the_lists_missing_ones_are_no_error(tmp_path):
+    """One virsh process for a read of the networks the files name (re-apply,
+    plan, drift: docs/policy.md "Speed"); one the files do not name (a
+    deleted tenant's) costs a second; a network the files name that does not
+    exist yet is not an error, any other virsh error is."""
+    host = VirshHost(PF, numvfs=4)
+    host.add(OWNED_XML)                                       # vfwarp-red, owned
+    want = compiled(tmp_path, **{"red.yaml": RED, "blue.yaml": RED.replace("red", "blue").replace(
+        "0-1", "2-3").replace("300", "301")})
+    host.calls.clear()
+    m = layers.PfHost.for_desired(host, want)
+    m.read(host)
+    virsh_calls = [c for c in host.calls if c[0] == "virsh"]
+    assert len(virsh_calls) == 1, virsh_calls                # vfwarp-blue missing: fine
+    assert "net-dumpxml --inactive vfwarp-blue" in virsh_calls[0][-1]
+    want_blue_only = compiled(tmp_path, **{"blue.yaml": RED.replace("red", "blue")})
+    host.calls.clear()
+    layers.PfHost.for_desired(host, want_blue_only).read(host)
+    virsh_calls = [c for c in host.calls if c[0] == "virsh"]
+    assert len(virsh_calls) == 2, virsh_calls                # vfwarp-red: no file names it
+    assert "net-dumpxml --inactive vfwarp-red" in virsh_calls[1][-1]
+    # a real failure among "not found" errors still fails the read
+    r = host.run
+    host.run = lambda argv, stdin=None: Result(argv, 1, "", "error: failed to connect to the hypervisor\n")
+    with pytest.raises(live.LiveError, match="failed to connect"):
+        network_layer.lists(host, URI, ["vfwarp-blue"])
+    host.run = r
+    # "not found" for a name that was not announced as possibly missing fails too
+    with pytest.raises(live.LiveError, match="not found"):
+        network_layer.batch(host, URI, ["net-dumpxml vfwarp-nothere"], may_be_missing={"x"})

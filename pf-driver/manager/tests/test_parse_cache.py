@@ -78,3 +78,22 @@ def test_a_cache_others_can_write_or_a_corrupt_one_is_not_used(files, tmp_path):
     (tmp_path / "s" / parse_cache.NAME).write_bytes(pickle.dumps(["not", "a", "dict"])[:7])
     p, c = load(files, tmp_path / "s")
     assert c.hits == 0 and len(p.tenants) == 2
+
+
+def test_a_cache_hit_imports_no_yaml(files, tmp_path):
+    """Start-up (docs/policy.md "Speed"): PyYAML (pure Python on the hosts)
+    is imported only to parse a file; a load whose files all come from the
+    cache never imports it, nor does importing the CLI. A fresh process, so
+    that nothing imported by other tests hides an import."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from vfwarp_manager import cli, "
+            "parse_cache, policy\n"
+            "c = parse_cache.Cache(sys.argv[2], create=True)\n"
+            "policy.load([sys.argv[3]], cache=c)\n"
+            "print(c.hits, c.misses, 'yaml' in sys.modules)")
+    manager = str(Path(__file__).resolve().parents[1])
+    run = lambda: subprocess.run([sys.executable, "-c", code, manager, str(tmp_path / "s"), str(files)],  # noqa: E731
+                                 capture_output=True, text=True, check=True).stdout.split()
+    assert run() == ["0", "3", "True"]             # first load: parsed, PyYAML needed
+    assert run() == ["3", "0", "False"]            # cache hits: no PyYAML

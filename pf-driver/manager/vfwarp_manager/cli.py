@@ -23,7 +23,7 @@ import sys
 import time
 
 from . import desired as dz
-from . import cli_txn, format_v1, live, parse_cache, plan as pl, policy, statedir, timings
+from . import cli_txn, cli_vf, live, parse_cache, plan as pl, policy, statedir, timings
 from .runner import Runner
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_LIVE, EXIT_CHANGES = 0, 1, 2, 3, 4
@@ -86,6 +86,7 @@ def cmd_plan(args, runner, out):
 
 
 def cmd_schema(args, runner, out):
+    from . import format_v1
     json.dump(format_v1.json_schema(), out, indent=2, sort_keys=False)
     out.write("\n")
     return EXIT_OK
@@ -156,6 +157,7 @@ def parser():
     files.add_argument("files", nargs="+", help="policy files or directories of *.yaml")
     files.add_argument("--totalvfs", type=int, help="the PF's sriov_totalvfs (default: read it)")
     cli_txn.add_parsers(sub, common, files)
+    cli_vf.add_parsers(sub, common, files)
     return ap
 
 

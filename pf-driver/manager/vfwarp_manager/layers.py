@@ -217,7 +217,7 @@ never refuses."""
             return None, None
         uri = os.environ.get("VFWARP_LIBVIRT_URI") or network_layer.URI
         try:
-            return uri, network_layer.lists(runner, uri)
+            return uri, network_layer.lists(runner, uri, sorted(desired["networks"]))
         except live.LiveError:
             if desired["networks"]:
                 raise

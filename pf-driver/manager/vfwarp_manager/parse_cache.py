@@ -21,21 +21,26 @@ otherwise the cache is not used.
 """
 import glob
 import hashlib
+import importlib.util
 import os
 import pickle
 import stat
-
-import yaml
 
 NAME = "parsed.pickle"
 _digest = None
 
 
 def source_digest():
-    """Over the manager's own modules and the YAML library's version."""
+    """Over the manager's own modules and the YAML library's version (its
+    __init__.py, which holds __version__: read, not imported, so that a cache
+    hit never imports PyYAML)."""
     global _digest
     if _digest is None:
-        h = hashlib.sha256(f"pyyaml {yaml.__version__}\0".encode())
+        h = hashlib.sha256(b"pyyaml\0")
+        spec = importlib.util.find_spec("yaml")
+        if spec is not None and spec.origin and os.path.isfile(spec.origin):
+            with open(spec.origin, "rb") as fh:
+                h.update(fh.read() + b"\0")
         for f in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "*.py"))):
             with open(f, "rb") as fh:
                 h.update(os.path.basename(f).encode() + b"\0" + fh.read() + b"\0")

@@ -6,9 +6,7 @@ nothing (PolicyInvalid carries every error found, not just the first).
 import os
 from dataclasses import dataclass, field
 
-from . import format_v1
 from .errors import PolicyError, PolicyInvalid, Where
-from .model import Context
 from . import units
 from .units import format_mac, format_rate
 from .yaml_source import compose_file, is_mapping, is_scalar
@@ -66,6 +64,9 @@ def expand_paths(paths):
 
 def check_file(path, text):
     """(FilePolicy or None, errors) for one file, checked on its own."""
+    # the format's checker is imported here: a file from the parse cache needs none
+    from . import format_v1
+    from .model import Context
     root, errors = compose_file(path, text)
     if root is None:
         return None, errors

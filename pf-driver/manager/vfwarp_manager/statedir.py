@@ -79,6 +79,18 @@ def write_json(path, doc):
     fsync_dir(d)
 
 
+def write_text(path, text, mode=0o600):
+    """Write a small text file atomically (a temporary file renamed over it)."""
+    tmp = f"{path}.tmp.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, text.encode())
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
 def read_json(path):
     """The document at path, None if there is none; StateError if it is unusable."""
     try:

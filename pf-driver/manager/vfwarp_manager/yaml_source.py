@@ -6,9 +6,12 @@ file:line:column, and lets the validator see what yaml.safe_load hides:
 a key written twice (safe_load keeps the last silently), and YAML 1.1's
 surprises (`yes`/`on` read as booleans, 10:20:30:40:50:60 read as a base-60
 integer) before they become wrong values.
-"""
-import yaml
 
+PyYAML is imported on first use, not with this module: a run whose files all
+come from the parse cache (parse_cache.py) never parses, and importing the
+pure-Python PyYAML is a third of a lab host's start-up (docs/policy.md "Speed").
+The node tests below use the nodes' own `id` for the same reason.
+"""
 from .errors import PolicyError, Where
 
 MAX_FILE_BYTES = 1 << 20       # a policy file is a page of text; bound what we parse
@@ -23,6 +26,7 @@ def compose_file(path, text):
     if len(text.encode()) > MAX_FILE_BYTES:
         return None, [PolicyError(Where(path, 1, 1), "file-size",
                                   f"file is larger than {MAX_FILE_BYTES} bytes")]
+    import yaml
     try:
         docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.MarkedYAMLError as e:
@@ -42,16 +46,18 @@ def compose_file(path, text):
 
 def scalar_value(node):
     """The value PyYAML's safe loader would give a scalar node."""
+    import yaml
     return yaml.SafeLoader("").construct_object(node, deep=True)
 
 
+# PyYAML's node classes say what they are in `id` ("scalar", "sequence", "mapping")
 def is_scalar(node):
-    return isinstance(node, yaml.ScalarNode)
+    return getattr(node, "id", None) == "scalar"
 
 
 def is_mapping(node):
-    return isinstance(node, yaml.MappingNode)
+    return getattr(node, "id", None) == "mapping"
 
 
 def is_sequence(node):
-    return isinstance(node, yaml.SequenceNode)
+    return getattr(node, "id", None) == "sequence"
