@@ -3,12 +3,18 @@
  * fuzz_dataplane.c - guest-controlled input of the Ethernet data path: ring
  * registers of every function, descriptor contents in guest memory and
  * frames from the uplink. The input is a program of 8-byte operations:
- *   op[0] & 3 == 0: register write (fn = op[1] % 6, reg = window + op[2]*4,
- *                   value = op[4..7])
+ *   op[0] & 3 == 0: register write (fn = op[1] % 6, reg = window +
+ *                   (op[2] & 0x7f) * 4: ring 0, RX, link, counters and the
+ *                   2.5 TX rings 1..7 at 0x0900.., and past them; value =
+ *                   op[4..7])
  *   op[0] & 3 == 1: guest memory poke (4 bytes at (op[1..3] % MEM))
  *   op[0] & 3 == 2: uplink frame of op[1] * 8 bytes from memory op[2..3]
  *                   (op[0] & 4: injected by fn op[3] % 7's RDMA engine)
- *   op[0] & 3 == 3: clock advance + shaping timer of fn op[1] % 6
+ *   op[0] & 3 == 3: clock advance + shaping timer of fn op[1] % 6 (op[0] &
+ *                   4: and the uplink's timer)
+ * The uplink has a line rate (10 Mbit/s, class 7 strict, DSCP 46 -> 7):
+ * functions are paused per class and their rings wait on a head frame of
+ * a paused class (2.5).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,6 +22,8 @@
 #include <string.h>
 
 #include "vfw_dataplane.h"
+#include "vfwarp/vfwarp_admin.h"
+#include "vswitch.h"
 
 #define MEM 0x20000u
 static uint8_t mem[MEM];
@@ -44,6 +52,7 @@ static int f_write(void *c, unsigned fn, uint64_t a, const void *b, size_t l)
 static void f_irq(void *c, unsigned fn, unsigned v) { (void)c; (void)fn; (void)v; }
 static void f_tx(void *c, const uint8_t *f, size_t l) { (void)c; (void)f; (void)l; }
 static uint64_t f_now(void *c) { (void)c; return clk; }
+static void f_utimer(void *c, uint64_t w) { (void)c; (void)w; }
 
 /* The RDMA engines: take frames whose byte 12 is odd; one in four taken
  * frames is answered synchronously (nesting must stay bounded). */
@@ -71,6 +80,7 @@ static bool f_steer(void *c, unsigned fn, const uint8_t *f, size_t l)
 static const struct vfw_dp_ops ops = {
     .dma_read = f_read, .dma_write = f_write, .irq = f_irq,
     .uplink_tx = f_tx, .now_ns = f_now, .rx_steer = f_steer,
+    .uplink_timer = f_utimer,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -92,6 +102,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.max_mbps = 0;
     cfg.vlan = 7;
     vfw_dp_set_vf(dp, 2, &cfg);
+    {
+        struct vfw_dp_dcb dcb;
+        vsw_qos_ets e = { .bw = { 100 } };
+
+        vfw_dp_set_line_rate(dp, 10000000ull, NULL);
+        vfw_dp_dcb_default(&dcb);
+        dcb.trust = VFW_TRUST_DSCP;
+        dcb.dscp_mapped = 1ull << 46;
+        dcb.dscp_prio[46] = 7;
+        vfw_dp_set_dcb(dp, &dcb);
+        for (unsigned t = 0; t < 7; t++) {
+            e.tsa[t] = VSW_TSA_ETS;
+        }
+        e.tsa[7] = VSW_TSA_STRICT;
+        vsw_qos_ets_set(vfw_dp_qos(dp), &e, NULL);
+    }
     for (size_t i = 0; i + 8 <= size; i += 8) {
         const uint8_t *op = data + i;
         uint32_t v = (uint32_t)op[4] | (uint32_t)op[5] << 8 |
@@ -99,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         switch (op[0] & 3) {
         case 0:
-            vfw_dp_write(dp, op[1] % 6, VFW_REGWIN_RING + (op[2] & 0x3fu) * 4,
+            vfw_dp_write(dp, op[1] % 6, VFW_REGWIN_RING + (op[2] & 0x7fu) * 4,
                          v, 4);
             break;
         case 1: {
@@ -120,6 +146,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         default:
             clk += v;
             vfw_dp_timer(dp, op[1] % 6);
+            if (op[0] & 4) {
+                vfw_dp_uplink_timer(dp);
+            }
             break;
         }
     }

@@ -7,10 +7,11 @@
  * through ops->tx as time advances, at the line rate (default 10 Gbit/s).
  *
  * Leaves of the rate tree are the adapter's functions: fn 0 the PF, fn n+1
- * VF n (VFW_DP_FN_*). A function whose queue is full is PAUSED: the data
- * path stops consuming its TX ring (back-pressure to the guest driver, as a
- * NIC that stops fetching descriptors), and ops->resume(fn) says when it may
- * send again. Frames that cannot be paused (flood copies, the RDMA engine's
+ * VF n (VFW_DP_FN_*). A function whose part of a class is full is PAUSED in
+ * that class: the data path stops consuming those of its TX rings whose
+ * next frame is of that class (back-pressure to the guest driver, as a NIC
+ * that stops fetching descriptors), and ops->resume(fn) says when a class
+ * of it may send again. Frames that cannot be paused (flood copies, the RDMA engine's
  * frames) are dropped and counted when no room is left.
  *
  * Plain C11, no QEMU; time comes from the caller (simulated in tests). Not
@@ -47,13 +48,17 @@ void vfw_uplink_destroy(struct vfw_uplink *up);
 
 /* Queue a copy of a frame of function fn in class tc and send what the
  * wire can carry now. Returns 0 (queued), VFW_UPLINK_PAUSED (queued, and fn
- * is now paused), or a negative errno when the frame was dropped (-ENOSPC:
+ * is now paused in class tc), or a negative errno when the frame was dropped (-ENOSPC:
  * no room, counted in the class's dropped counter; -EINVAL: bad fn, tc or
  * length; -ENOMEM). */
 #define VFW_UPLINK_PAUSED VSW_QOS_PAUSED
 int vfw_uplink_send(struct vfw_uplink *up, unsigned fn, unsigned tc,
                     const uint8_t *frame, size_t len, uint64_t now_ns);
-bool vfw_uplink_paused(const struct vfw_uplink *up, unsigned fn);
+bool vfw_uplink_paused(const struct vfw_uplink *up, unsigned fn); /* any class */
+/* 2.5: is fn paused in class tc? The data path stops only a TX ring whose
+ * head frame is of such a class; fn's other rings go on. */
+bool vfw_uplink_paused_tc(const struct vfw_uplink *up, unsigned fn,
+                          unsigned tc);
 
 /* Send what the wire can carry by now_ns, tell resumed functions, and ask
  * for the timer when more can go. */

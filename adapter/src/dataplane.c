@@ -16,6 +16,9 @@
  * "QoS hook": frames to the uplink go to its queues, a paused function's TX
  * ring waits, the uplink's timer and resumes drive it, and a VF's
  * min/max_mbps are its leaf's tx_share/tx_max.
+ * 2.5: every function has VFW_TXQ_MAX TX rings (a driver puts a traffic
+ * class on each); a ring whose head frame is of a class paused at the
+ * uplink waits, the function's other rings go on (tx_ring_kick).
  * RX: one frame per descriptor; a frame larger than the posted buffer, or a
  * buffer the DMA refuses, consumes the descriptor with VFW_RXD_ERR_BUF.
  */
@@ -42,7 +45,8 @@ struct dp_ring {
 };
 
 struct dp_fn {
-    struct dp_ring tx, rx;
+    /* 2.5: TX ring n at VFW_REG_TXQ(n); a driver before 2.5 uses tx[0] */
+    struct dp_ring tx[VFW_TXQ_MAX], rx;
     uint32_t link_ctrl;
     bool link_pending;
     bool link;                  /* as last reported */
@@ -968,10 +972,32 @@ static bool shaper_take(struct vfw_dp *dp, unsigned fn, size_t len, bool arm)
     return false;
 }
 
-static void tx_kick(struct vfw_dp *dp, unsigned fn)
+/*
+ * QoS hook (2.5): may the frame in dp->buf, the head of one of fn's TX
+ * rings, be taken now? Not while its class is paused at the uplink: the
+ * ring then waits (the uplink resumes the function) and the function's
+ * other rings go on. The class is the one the switch will give the frame
+ * (vsw_frame_tc changes nothing); asked only while some class of fn is
+ * paused, so an unpaused function pays nothing for it. A frame the switch
+ * will drop goes (it never reaches the uplink).
+ */
+static bool tx_class_paused(struct vfw_dp *dp, unsigned fn, unsigned in_port,
+                            size_t len)
+{
+    int tc;
+
+    if (!vfw_uplink_paused(dp->up, fn)) {
+        return false;
+    }
+    tc = vsw_frame_tc(dp->sw, in_port, dp->buf, len, now(dp));
+    return tc >= 0 && vfw_uplink_paused_tc(dp->up, fn, (unsigned)tc);
+}
+
+/* Walk TX ring q of fn: at most one ring's worth of descriptors. */
+static void tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q)
 {
     struct dp_fn *f = &dp->fn[fn];
-    struct dp_ring *r = &f->tx;
+    struct dp_ring *r = &f->tx[q];
     unsigned budget, done = 0;
     unsigned in_port = fn ? VSW_PORT_VF(fn - 1) : VSW_PORT_PF;
 
@@ -980,9 +1006,6 @@ static void tx_kick(struct vfw_dp *dp, unsigned fn)
     }
     budget = r->len;
     while (r->head != r->tail && budget) {
-        if (vfw_uplink_paused(dp->up, fn)) {
-            break;      /* QoS hook: the ring waits; the uplink resumes it */
-        }
         uint32_t mask = r->len - 1;
         uint32_t avail = (r->tail - r->head) & mask;
         uint8_t raw[VFW_TX_MAX_FRAGS][VFW_DESC_SIZE];
@@ -1018,9 +1041,9 @@ static void tx_kick(struct vfw_dp *dp, unsigned fn)
         if (!bad && total < VFW_FRAME_MIN) {
             bad = true;
         }
-        if (!bad && !shaper_take(dp, fn, total, true)) {
-            break;              /* stays on the ring; the timer resumes */
-        }
+        /* the frame is read before the shaper and the pause decide, so
+         * that its class is known (a frame left on the ring is read again
+         * next time: no state changed) */
         if (!bad) {
             size_t off = 0;
 
@@ -1051,6 +1074,13 @@ static void tx_kick(struct vfw_dp *dp, unsigned fn)
             if (fn != VFW_DP_FN_PF || !dp->switchdev || to >= dp->total_vfs) {
                 bad = true;
             }
+        }
+        if (!bad && !(raw[0][10] & VFW_TXD_TO_PORT) &&
+            tx_class_paused(dp, fn, in_port, total)) {
+            break;      /* QoS hook: the ring waits; the uplink resumes it */
+        }
+        if (!bad && !shaper_take(dp, fn, total, true)) {
+            break;              /* stays on the ring; the timer resumes */
         }
         if (bad) {
             status |= VFW_TXD_STS_ERR;
@@ -1086,6 +1116,16 @@ static void tx_kick(struct vfw_dp *dp, unsigned fn)
 out:
     if (done) {
         fire(dp, fn, r->ctrl, &r->irq_pending);
+    }
+}
+
+/* Every TX ring of fn, the highest first: with no line rate (frames go
+ * out at once) a driver's strict-class ring is not queued behind its bulk
+ * ring; with one, the uplink's scheduler orders what the rings gave it. */
+static void tx_kick(struct vfw_dp *dp, unsigned fn)
+{
+    for (unsigned q = VFW_TXQ_MAX; q-- > 0;) {
+        tx_ring_kick(dp, fn, q);
     }
 }
 
@@ -1191,14 +1231,22 @@ void vfw_dp_uplink_rx(struct vfw_dp *dp, const uint8_t *frame, size_t len)
 
 bool vfw_dp_owns(uint64_t addr)
 {
-    return addr >= VFW_REGWIN_RING && addr < VFW_REGWIN_RING + 0x100;
+    return addr >= VFW_REGWIN_RING &&
+           addr < VFW_REG_TXQ(VFW_TXQ_MAX - 1) + 0x20;
 }
 
+/* The ring block addr falls in, or NULL; *reg its offset in the block. */
 static struct dp_ring *ring_at(struct dp_fn *f, uint64_t addr, unsigned *reg)
 {
     if (addr >= VFW_REG_TXQ0 && addr < VFW_REG_TXQ0 + 0x20) {
         *reg = (unsigned)(addr - VFW_REG_TXQ0);
-        return &f->tx;
+        return &f->tx[0];
+    }
+    if (addr >= VFW_REG_TXQ(1) && addr < VFW_REG_TXQ(VFW_TXQ_MAX - 1) + 0x20) {
+        unsigned q = 1 + (unsigned)((addr - VFW_REG_TXQ(1)) / 0x20);
+
+        *reg = (unsigned)((addr - VFW_REG_TXQ(1)) % 0x20);
+        return &f->tx[q];
     }
     if (addr >= VFW_REG_RXQ0 && addr < VFW_REG_RXQ0 + 0x20) {
         *reg = (unsigned)(addr - VFW_REG_RXQ0);
@@ -1257,6 +1305,8 @@ bool vfw_dp_read(struct vfw_dp *dp, unsigned fn, uint64_t addr,
         *val = (uint32_t)mac[4] | (uint32_t)mac[5] << 8;
     } else if (addr == VFW_REG_DP_MTU) {
         *val = VFW_FRAME_MAX;
+    } else if (addr == VFW_REG_TXQ_NUM) {
+        *val = VFW_TXQ_MAX;
     } else if (addr >= VFW_REG_STAT_BASE &&
                addr < VFW_REG_STAT(VFW_STAT_COUNT)) {
         *val = (uint32_t)f->stat[(addr - VFW_REG_STAT_BASE) / 4];
@@ -1297,9 +1347,11 @@ static void ring_write(struct vfw_dp *dp, unsigned fn, struct dp_ring *r,
         break;
     case VFW_RING_TAIL:
         if (on && v < r->len) {
+            struct dp_fn *f = &dp->fn[fn];
+
             r->tail = v;
-            if (r == &dp->fn[fn].tx) {
-                tx_kick(dp, fn);
+            if (r >= &f->tx[0] && r < &f->tx[VFW_TXQ_MAX]) {
+                tx_ring_kick(dp, fn, (unsigned)(r - f->tx));
             }
         }
         break;

@@ -108,6 +108,12 @@ bool vfw_uplink_paused(const struct vfw_uplink *up, unsigned fn)
     return up && vsw_qos_paused(up->q, fn);
 }
 
+bool vfw_uplink_paused_tc(const struct vfw_uplink *up, unsigned fn,
+                          unsigned tc)
+{
+    return up && vsw_qos_paused_tc(up->q, fn, tc);
+}
+
 /* Put on the wire what it can carry by `now`; returns when to come back. */
 static uint64_t drain(struct vfw_uplink *up, uint64_t now)
 {
@@ -205,7 +211,7 @@ int vfw_uplink_send(struct vfw_uplink *up, unsigned fn, unsigned tc,
         up->now = now;
     }
     pump(up);
-    return vfw_uplink_paused(up, fn) ? VFW_UPLINK_PAUSED : 0;
+    return vfw_uplink_paused_tc(up, fn, tc) ? VFW_UPLINK_PAUSED : 0;
 }
 
 void vfw_uplink_flush(struct vfw_uplink *up)

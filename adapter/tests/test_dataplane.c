@@ -188,7 +188,7 @@ static void test_regs(void)
     CHECK(rd(dp, 4, VFW_REG_DP_MAC_HI) == (3u | 1u << 8));
     CHECK(!vfw_dp_read(dp, 5, VFW_REG_LINK_STATUS, 4, &v));   /* no VF 4 */
     CHECK(!vfw_dp_read(dp, 1, VFW_REG_LINK_STATUS, 2, &v));
-    CHECK(!vfw_dp_read(dp, 1, 0x0900, 4, &v));
+    CHECK(!vfw_dp_read(dp, 1, VFW_REG_TXQ(VFW_TXQ_MAX - 1) + 0x20, 4, &v));
     /* ring validation */
     wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_BASE_LO, 0x1008);       /* unaligned */
     wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_LEN, 64);
@@ -223,6 +223,152 @@ static void test_regs(void)
     vfw_dp_reset_fn(dp, 1);
     CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_STATUS) == 0);
     CHECK(rd(dp, 1, VFW_REG_TXQ0 + VFW_RING_LEN) == 0);
+    vfw_dp_destroy(dp);
+}
+
+/* 2.5: TX rings 1..7. Every ring validates its registers as ring 0 does
+ * (bad BASE/LEN refused, frozen while enabled, TAIL bounded, a failed
+ * fetch stops that ring only), each carries frames with its own HEAD,
+ * write-back and vector, and an FLR clears them all. */
+static uint64_t RQ(unsigned fn, unsigned q) { return MEM_BASE + 0x300000ull + 0x10000ull * fn + 0x1000ull * q; }
+
+static void txq_post(struct vfw_dp *dp, unsigned fn, unsigned q, unsigned i,
+                     const uint8_t *frame, uint16_t len)
+{
+    uint8_t *d = at(RQ(fn, q) + 16 * i);
+    uint64_t buf = RQ(fn, q) + 0x200 + 0x80 * i;
+
+    memcpy(at(buf), frame, len);
+    memset(d, 0, 16);
+    put64(d, buf);
+    put16(d + 8, len);
+    d[10] = VFW_TXD_EOP;
+    wr(dp, fn, VFW_REG_TXQ(q) + VFW_RING_TAIL, i + 1);
+}
+
+static void test_tx_rings(void)
+{
+    struct vfw_dp *dp = vfw_dp_create(&ops, NULL, pf_mac, 4);
+    static const uint8_t away[6] = { 2, 0, 0, 9, 9, 9 };
+    uint8_t m[6], f[128];
+    uint32_t v;
+
+    printf("TX rings 1..7 (2.5)\n");
+    memset(mem, 0, sizeof(mem));
+    memset(irqs, 0, sizeof(irqs));
+    uplink_frames = 0;
+    clock_ns = 1000;
+    CHECK(dp != NULL);
+    vfw_dp_set_uplink(dp, true);
+    CHECK(rd(dp, 0, VFW_REG_TXQ_NUM) == VFW_TXQ_MAX);
+    CHECK(rd(dp, 2, VFW_REG_TXQ_NUM) == VFW_TXQ_MAX);
+    CHECK(VFW_REG_TXQ(0) == VFW_REG_TXQ0);
+    CHECK(VFW_REG_TXQ(1) == 0x0900 && VFW_REG_TXQ(7) == 0x09c0);
+    CHECK(vfw_dp_owns(VFW_REG_TXQ(7) + VFW_RING_STATUS));
+    CHECK(!vfw_dp_owns(VFW_REG_TXQ(7) + 0x20));
+    CHECK(!vfw_dp_owns(VFW_REGWIN_RDMA_REGS));
+    CHECK(!vfw_dp_write(dp, 1, VFW_REG_TXQ(7) + 0x20, 1, 4));
+    for (unsigned q = 0; q < VFW_TXQ_MAX; q++) {
+        uint32_t t = VFW_REG_TXQ(q);
+        unsigned before = 0;
+
+        /* refused: unaligned, not a power of two, too small, too big,
+         * wrapping the address space; nothing consumed on a doorbell */
+        static const struct { uint32_t lo, hi, len; } bad[] = {
+            { 0x1008, 0, 64 }, { 0x1000, 0, 100 }, { 0x1000, 0, 4 },
+            { 0x1000, 0, 8192 }, { 0xffffff00u, 0xffffffffu, 4096 },
+            { 0x1000, 0, 0 },
+        };
+        for (unsigned b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+            wr(dp, 1, t + VFW_RING_BASE_LO, bad[b].lo);
+            wr(dp, 1, t + VFW_RING_BASE_HI, bad[b].hi);
+            wr(dp, 1, t + VFW_RING_LEN, bad[b].len);
+            wr(dp, 1, t + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE);
+            CHECK(rd(dp, 1, t + VFW_RING_STATUS) == VFW_RING_STS_ERR);
+            CHECK(rd(dp, 1, t + VFW_RING_CTRL) == 0);
+            wr(dp, 1, t + VFW_RING_TAIL, 3);
+            CHECK(rd(dp, 1, t + VFW_RING_TAIL) == 0);
+            CHECK(rd(dp, 1, t + VFW_RING_HEAD) == 0);
+        }
+        /* descriptors outside guest memory: enabled, then the first fetch
+         * stops this ring and no other */
+        wr(dp, 1, t + VFW_RING_BASE_HI, 0);
+        wr(dp, 1, t + VFW_RING_BASE_LO, 0x1000);
+        wr(dp, 1, t + VFW_RING_LEN, 4096);
+        wr(dp, 1, t + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE);
+        CHECK(rd(dp, 1, t + VFW_RING_STATUS) == VFW_RING_STS_ENABLED);
+        wr(dp, 1, t + VFW_RING_LEN, 8);                         /* frozen */
+        CHECK(rd(dp, 1, t + VFW_RING_LEN) == 4096);
+        wr(dp, 1, t + VFW_RING_TAIL, 4096);                     /* >= LEN */
+        CHECK(rd(dp, 1, t + VFW_RING_TAIL) == 0);
+        wr(dp, 1, t + VFW_RING_TAIL, 5);
+        CHECK(rd(dp, 1, t + VFW_RING_STATUS) & VFW_RING_STS_ERR);
+        CHECK(rd(dp, 1, t + VFW_RING_HEAD) == 0);
+        for (unsigned o = 0; o < VFW_TXQ_MAX; o++) {
+            if (o != q) {
+                before += !!(rd(dp, 1, VFW_REG_TXQ(o) + VFW_RING_STATUS) & VFW_RING_STS_ERR);
+            }
+        }
+        CHECK(before == q);          /* the rings before this one only */
+    }
+    vfw_dp_reset_fn(dp, 1);
+    for (unsigned q = 0; q < VFW_TXQ_MAX; q++) {
+        CHECK(rd(dp, 1, VFW_REG_TXQ(q) + VFW_RING_STATUS) == 0);
+        CHECK(rd(dp, 1, VFW_REG_TXQ(q) + VFW_RING_LEN) == 0);
+        CHECK(rd(dp, 1, VFW_REG_TXQ(q) + VFW_RING_BASE_LO) == 0);
+    }
+    /* every ring carries frames: its own HEAD, write-back and vector */
+    vmac(dp, 0, m);
+    frame_make(f, away, m, 100, 0x5a);
+    for (unsigned q = 0; q < VFW_TXQ_MAX; q++) {
+        uint32_t t = VFW_REG_TXQ(q);
+
+        wr(dp, 1, t + VFW_RING_BASE_LO, (uint32_t)RQ(1, q));
+        wr(dp, 1, t + VFW_RING_BASE_HI, 0);
+        wr(dp, 1, t + VFW_RING_LEN, RING_N);
+        wr(dp, 1, t + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE | VFW_RING_CTRL_IRQ_EN |
+           (2u + q % 2) << VFW_RING_CTRL_VEC_SHIFT);
+        CHECK(rd(dp, 1, t + VFW_RING_STATUS) == VFW_RING_STS_ENABLED);
+        CHECK(rd(dp, 1, t + VFW_RING_BASE_LO) == (uint32_t)RQ(1, q));
+    }
+    for (unsigned q = 0; q < VFW_TXQ_MAX; q++) {
+        unsigned up0 = uplink_frames, v2 = irqs[1][2], v3 = irqs[1][3];
+
+        f[14] = (uint8_t)q;
+        txq_post(dp, 1, q, 0, f, 100);
+        CHECK(uplink_frames == up0 + 1);
+        CHECK(uplink_last[14] == q);
+        CHECK(rd(dp, 1, VFW_REG_TXQ(q) + VFW_RING_HEAD) == 1);
+        CHECK(at(RQ(1, q))[11] == VFW_TXD_STS_DD);
+        CHECK(irqs[1][2] + irqs[1][3] == v2 + v3 + 1);
+        CHECK((q % 2 ? irqs[1][3] - v3 : irqs[1][2] - v2) == 1);
+        for (unsigned o = 0; o < VFW_TXQ_MAX; o++) {
+            CHECK(rd(dp, 1, VFW_REG_TXQ(o) + VFW_RING_HEAD) == (o <= q ? 1u : 0u));
+        }
+    }
+    CHECK(vfw_dp_stat(dp, 1, VFW_STAT_TX_PKTS) == VFW_TXQ_MAX);
+    /* a bad descriptor on ring 6 fails that frame only */
+    txq_post(dp, 1, 6, 1, f, 5);                /* shorter than a header */
+    CHECK(at(RQ(1, 6) + 16)[11] == (VFW_TXD_STS_DD | VFW_TXD_STS_ERR));
+    CHECK(rd(dp, 1, VFW_REG_TXQ(6) + VFW_RING_STATUS) == VFW_RING_STS_ENABLED);
+    /* ring 4 disabled: HEAD/TAIL back to 0, doorbells ignored */
+    wr(dp, 1, VFW_REG_TXQ(4) + VFW_RING_CTRL, 0);
+    CHECK(rd(dp, 1, VFW_REG_TXQ(4) + VFW_RING_HEAD) == 0);
+    wr(dp, 1, VFW_REG_TXQ(4) + VFW_RING_TAIL, 2);
+    CHECK(rd(dp, 1, VFW_REG_TXQ(4) + VFW_RING_TAIL) == 0);
+    /* FLR: every ring off and cleared; the other VF's rings untouched */
+    wr(dp, 2, VFW_REG_TXQ(5) + VFW_RING_BASE_LO, (uint32_t)RQ(2, 5));
+    wr(dp, 2, VFW_REG_TXQ(5) + VFW_RING_LEN, RING_N);
+    wr(dp, 2, VFW_REG_TXQ(5) + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE);
+    vfw_dp_reset_fn(dp, 1);
+    for (unsigned q = 0; q < VFW_TXQ_MAX; q++) {
+        CHECK(rd(dp, 1, VFW_REG_TXQ(q) + VFW_RING_STATUS) == 0);
+        CHECK(rd(dp, 1, VFW_REG_TXQ(q) + VFW_RING_CTRL) == 0);
+        CHECK(rd(dp, 1, VFW_REG_TXQ(q) + VFW_RING_HEAD) == 0);
+        CHECK(rd(dp, 1, VFW_REG_TXQ(q) + VFW_RING_LEN) == 0);
+    }
+    CHECK(rd(dp, 2, VFW_REG_TXQ(5) + VFW_RING_STATUS) == VFW_RING_STS_ENABLED);
+    CHECK(vfw_dp_read(dp, 1, VFW_REG_TXQ(3) + 0x1c, 4, &v) && v == 0);
     vfw_dp_destroy(dp);
 }
 
@@ -1375,6 +1521,7 @@ static void test_esw_vlan_actions(void)
 int main(void)
 {
     test_regs();
+    test_tx_rings();
     test_vf_to_vf();
     test_bad_descriptors();
     test_policy();

@@ -14,6 +14,7 @@
 
 #include "vfw_dataplane.h"
 #include "vfw_uplink.h"
+#include "vfwarp/vfwarp_admin.h"
 
 static int passed, failed;
 #define CHECK(c) do { if (c) { passed++; } else { failed++; \
@@ -335,11 +336,164 @@ static void test_dp_carrier(void)
     vfw_dp_destroy(dp);
 }
 
+/* ---- 2.5: a TX ring per class ------------------------------------------ */
+
+static unsigned txq_tail[VFW_DP_NUM_FN][VFW_TXQ_MAX];
+
+/* Ring q of fn: descriptors at R(fn) + 0x1000 * q, 16 buffers of 2 KiB
+ * at B(fn) + 0x8000 (q != 0) */
+static uint64_t RQ(unsigned fn, unsigned q) { return R(fn) + 0x1000ull * q; }
+static uint64_t BQ(unsigned fn, unsigned q) { return B(fn) + (q ? 0x8000ull : 0); }
+
+static void txq_up(struct vfw_dp *dp, unsigned fn, unsigned q)
+{
+    wr(dp, fn, VFW_REG_TXQ(q) + VFW_RING_BASE_LO, (uint32_t)RQ(fn, q));
+    wr(dp, fn, VFW_REG_TXQ(q) + VFW_RING_BASE_HI, 0);
+    wr(dp, fn, VFW_REG_TXQ(q) + VFW_RING_LEN, RING_N);
+    wr(dp, fn, VFW_REG_TXQ(q) + VFW_RING_CTRL, VFW_RING_CTRL_ENABLE);
+}
+
+/* Post up to `max` IPv4 frames of DSCP dscp on ring q of fn (as many as
+ * fit) and ring its doorbell; returns how many. */
+static unsigned txq_fill(struct vfw_dp *dp, unsigned fn, unsigned q, const uint8_t src[6],
+                         uint16_t len, uint8_t dscp, unsigned max)
+{
+    unsigned head = rd(dp, fn, VFW_REG_TXQ(q) + VFW_RING_HEAD), n = 0;
+    unsigned *tail = &txq_tail[fn][q];
+
+    while (n < max && (*tail + 1) % RING_N != head) {
+        unsigned i = *tail;
+        uint8_t *fr = at(BQ(fn, q) + 2048 * i), *d = at(RQ(fn, q) + 16 * i);
+
+        memset(fr, 0, len);
+        memcpy(fr, (const uint8_t[6]){ 2, 0, 0, 9, 9, 9 }, 6);
+        memcpy(fr + 6, src, 6);
+        fr[12] = 0x08;
+        fr[13] = 0x00;
+        fr[14] = 0x45;
+        fr[15] = (uint8_t)(dscp << 2);
+        fr[16] = (uint8_t)((len - 14) >> 8);
+        fr[17] = (uint8_t)(len - 14);
+        fr[22] = 64;
+        fr[23] = 17;
+        memset(d, 0, 16);
+        for (int b = 0; b < 8; b++) {
+            d[b] = (uint8_t)((BQ(fn, q) + 2048 * i) >> (8 * b));
+        }
+        d[8] = (uint8_t)len;
+        d[9] = (uint8_t)(len >> 8);
+        d[10] = VFW_TXD_EOP;
+        *tail = (i + 1) % RING_N;
+        n++;
+    }
+    wr(dp, fn, VFW_REG_TXQ(q) + VFW_RING_TAIL, *tail);
+    return n;
+}
+
+/* VF0 sends bulk (class 0) on ring 0 until its part of class 0 is full and
+ * the ring waits; EF frames (DSCP 46 -> priority 7 -> class 7, strict) it
+ * then posts on ring 7 are taken at once and go on the wire within one
+ * frame time of the bulk frame being sent, while ring 0 still waits; when
+ * class 0 drains, ring 0 goes on. Before 2.5 (one pause per function) the
+ * EF frames waited behind ~250 bulk frames: a 1 Mbit/s wire's 2 s. */
+static void test_dp_class_rings(void)
+{
+    struct vfw_dp *dp = fresh();
+    vsw_qos *q = vfw_dp_qos(dp);
+    const unsigned fn = VFW_DP_FN_VF(0);
+    struct vfw_dp_dcb dcb;
+    vsw_qos_ets e = {0};
+    vsw_qos_tc_stats st0, st7;
+    uint8_t mac[6];
+    unsigned head0, posted = 0;
+
+    printf("data path: a TX ring per class (2.5)\n");
+    memset(txq_tail, 0, sizeof(txq_tail));
+    CHECK(vsw_qos_set_line(q, 1000000ull, 24, NULL) == 0);   /* 1 Mbit/s */
+    for (unsigned t = 0; t < 7; t++) {
+        e.tsa[t] = VSW_TSA_ETS;
+    }
+    e.bw[0] = 100;
+    e.tsa[7] = VSW_TSA_STRICT;
+    CHECK(vsw_qos_ets_set(q, &e, NULL) == 0);
+    vfw_dp_dcb_default(&dcb);
+    dcb.trust = VFW_TRUST_DSCP;
+    dcb.dscp_mapped = 1ull << 46;
+    dcb.dscp_prio[46] = 7;
+    CHECK(vfw_dp_set_dcb(dp, &dcb) == 0);
+    txq_up(dp, fn, 7);
+    vfw_dp_vf_mac(dp, 0, mac);
+    /* bulk until class 0 pauses VF0 (no time passes: the wire took one) */
+    for (int i = 0; i < 100 && !vsw_qos_paused_tc(q, fn, 0); i++) {
+        posted += txq_fill(dp, fn, 0, mac, 1000, 0, RING_N);
+    }
+    CHECK(vsw_qos_paused_tc(q, fn, 0));
+    CHECK(!vsw_qos_paused_tc(q, fn, 7));
+    posted += txq_fill(dp, fn, 0, mac, 1000, 0, RING_N);    /* fill it up */
+    head0 = rd(dp, fn, VFW_REG_TXQ0 + VFW_RING_HEAD);
+    CHECK(head0 != txq_tail[fn][0]);                        /* ring 0 waits */
+    vsw_qos_tc_stats_get(q, 0, &st0);
+    printf("  class 0: %u frames queued, ring 0 holds %u\n", st0.backlog_frames,
+           (txq_tail[fn][0] - head0 + RING_N) % RING_N);
+    CHECK(st0.backlog_frames > 200);
+    /* EF on ring 7: taken at once, ring 0 still waits */
+    CHECK(txq_fill(dp, fn, 7, mac, 200, 46, 3) == 3);
+    CHECK(rd(dp, fn, VFW_REG_TXQ(7) + VFW_RING_HEAD) == 3);
+    CHECK(rd(dp, fn, VFW_REG_TXQ0 + VFW_RING_HEAD) == head0);
+    vsw_qos_tc_stats_get(q, 7, &st7);
+    CHECK(st7.queued_pkts == 3);
+    /* on the wire next: the bulk frame being sent ends (<= 8.4 ms at 1
+     * Mbit/s), then the three EF frames (1.8 ms each) */
+    uint64_t t0 = clock_ns;
+    for (int i = 0; i < 100 && st7.sent_pkts < 3; i++) {
+        clock_ns = uplink_timer_at > clock_ns ? uplink_timer_at : clock_ns + 1000;
+        vfw_dp_uplink_timer(dp);
+        vsw_qos_tc_stats_get(q, 7, &st7);
+    }
+    printf("  class 7 sent %llu frames after %.2f ms\n",
+           (unsigned long long)st7.sent_pkts, (double)(clock_ns - t0) / 1e6);
+    CHECK(st7.sent_pkts == 3);
+    CHECK(clock_ns - t0 <= (1024 + 3 * 224) * 8 * 1000ull + 1000);
+    CHECK(rd(dp, fn, VFW_REG_TXQ0 + VFW_RING_HEAD) == head0);
+    /* class 0 drains to half: resumed, ring 0 goes on */
+    for (int i = 0; i < 1000 && vsw_qos_paused_tc(q, fn, 0); i++) {
+        clock_ns = uplink_timer_at > clock_ns ? uplink_timer_at : clock_ns + 1000;
+        vfw_dp_uplink_timer(dp);
+    }
+    CHECK(!vsw_qos_paused_tc(q, fn, 0));
+    CHECK(rd(dp, fn, VFW_REG_TXQ0 + VFW_RING_HEAD) != head0);
+    CHECK(vfw_dp_stat(dp, fn, VFW_STAT_TX_DESC_ERR) == 0);
+    vsw_qos_tc_stats_get(q, 0, &st0);
+    CHECK(st0.dropped_pkts == 0);
+
+    /* a driver before 2.5, ring 0 only: a head frame of a class that is
+     * not paused is taken, one of a paused class waits. One bulk frame a
+     * doorbell until class 0 pauses VF1: the ring is then empty. */
+    const unsigned fn1 = VFW_DP_FN_VF(1);
+    uint8_t mac1[6];
+
+    vfw_dp_vf_mac(dp, 1, mac1);
+    for (int i = 0; i < 1000 && !vsw_qos_paused_tc(q, fn1, 0); i++) {
+        txq_fill(dp, fn1, 0, mac1, 1000, 0, 1);
+    }
+    CHECK(vsw_qos_paused_tc(q, fn1, 0));
+    head0 = rd(dp, fn1, VFW_REG_TXQ0 + VFW_RING_HEAD);
+    CHECK(head0 == txq_tail[fn1][0]);
+    CHECK(txq_fill(dp, fn1, 0, mac1, 200, 46, 1) == 1);    /* EF: taken */
+    CHECK(rd(dp, fn1, VFW_REG_TXQ0 + VFW_RING_HEAD) == (head0 + 1) % RING_N);
+    CHECK(txq_fill(dp, fn1, 0, mac1, 1000, 0, 1) == 1);    /* bulk: waits */
+    CHECK(rd(dp, fn1, VFW_REG_TXQ0 + VFW_RING_HEAD) == (head0 + 1) % RING_N);
+    CHECK(txq_fill(dp, fn1, 0, mac1, 200, 46, 1) == 1);    /* behind it */
+    CHECK(rd(dp, fn1, VFW_REG_TXQ0 + VFW_RING_HEAD) == (head0 + 1) % RING_N);
+    vfw_dp_destroy(dp);
+}
+
 int main(void)
 {
     test_uplink_shares();
     test_dp_backpressure();
     test_dp_carrier();
+    test_dp_class_rings();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

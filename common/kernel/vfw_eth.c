@@ -3,11 +3,12 @@
  * vfw_eth: TX/RX descriptor rings (include/vfwarp/vfwarp_ring.h), NAPI,
  * link and counters of one vfwarp function, shared by the PF and VF drivers.
  *
- * One TX and one RX ring per function. TX: one descriptor per frame (the
- * netdev does not advertise scatter-gather), the doorbell is the ring's
- * TAIL. RX: one buffer per descriptor (rx_buf, sized for the MTU); the
+ * One RX ring and up to VFW_TXQ_MAX TX rings per function, one per netdev
+ * TX queue (hw 2.5; a device before 2.5 has one). TX: one descriptor per
+ * frame (the netdev does not advertise scatter-gather), the doorbell is
+ * the ring's TAIL. RX: one buffer per descriptor (rx_buf, sized for the MTU); the
  * driver keeps one slot empty so TAIL == HEAD always means "no buffers".
- * Both ring vectors schedule the same NAPI context; the handler masks the
+ * Every TX ring raises the TX vector; both vectors schedule the same NAPI context; the handler masks the
  * rings' interrupts (IRQ_EN) and the poll re-enables them, and the device
  * raises anything that completed while they were masked.
  */
@@ -27,10 +28,13 @@ static u32 ring_ctrl(unsigned int vec, bool irq)
 
 void vfw_eth_irq_enable(struct vfw_eth *eth, bool on)
 {
+	unsigned int q;
+
 	vfw_eth_wr(eth, VFW_REG_RXQ0 + VFW_RING_CTRL,
 		   ring_ctrl(eth->vec_rx, on));
-	vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_CTRL,
-		   ring_ctrl(eth->vec_tx, on));
+	for (q = 0; q < eth->num_txq; q++)
+		vfw_eth_wr(eth, VFW_REG_TXQ(q) + VFW_RING_CTRL,
+			   ring_ctrl(eth->vec_tx, on));
 }
 
 static int ring_alloc(struct vfw_eth *eth, struct vfw_eth_ring *r)
@@ -127,28 +131,41 @@ static void rx_refill(struct vfw_eth *eth)
 	}
 }
 
+static void rings_free(struct vfw_eth *eth)
+{
+	unsigned int q;
+
+	for (q = 0; q < VFW_TXQ_MAX; q++)
+		ring_free(eth, &eth->tx[q], DMA_TO_DEVICE);
+	ring_free(eth, &eth->rx, DMA_FROM_DEVICE);
+}
+
 int vfw_eth_rings_up(struct vfw_eth *eth)
 {
+	unsigned int q;
+	bool ok;
 	int err;
 
 	/* One frame per RX buffer (the device does not chain them): 2 KiB up
 	 * to a 1500 MTU, a whole VFW_FRAME_MAX frame above it. */
 	eth->rx_buf = eth->netdev->mtu <= ETH_DATA_LEN ? VFW_ETH_RX_BUF :
 						       VFW_FRAME_MAX;
-	err = ring_alloc(eth, &eth->tx);
-	if (!err)
-		err = ring_alloc(eth, &eth->rx);
+	err = ring_alloc(eth, &eth->rx);
+	for (q = 0; !err && q < eth->num_txq; q++)
+		err = ring_alloc(eth, &eth->tx[q]);
 	if (err) {
-		ring_free(eth, &eth->tx, DMA_TO_DEVICE);
-		ring_free(eth, &eth->rx, DMA_FROM_DEVICE);
+		rings_free(eth);
 		return err;
 	}
-	ring_program(eth, VFW_REG_TXQ0, &eth->tx, eth->vec_tx);
+	ok = true;
+	for (q = 0; q < eth->num_txq; q++) {
+		ring_program(eth, VFW_REG_TXQ(q), &eth->tx[q], eth->vec_tx);
+		ok &= !!(vfw_eth_rd(eth, VFW_REG_TXQ(q) + VFW_RING_STATUS) &
+			 VFW_RING_STS_ENABLED);
+	}
 	ring_program(eth, VFW_REG_RXQ0, &eth->rx, eth->vec_rx);
-	if (!(vfw_eth_rd(eth, VFW_REG_TXQ0 + VFW_RING_STATUS) &
-	      VFW_RING_STS_ENABLED) ||
-	    !(vfw_eth_rd(eth, VFW_REG_RXQ0 + VFW_RING_STATUS) &
-	      VFW_RING_STS_ENABLED)) {
+	if (!ok || !(vfw_eth_rd(eth, VFW_REG_RXQ0 + VFW_RING_STATUS) &
+		     VFW_RING_STS_ENABLED)) {
 		netdev_err(eth->netdev, "device refused the rings\n");
 		vfw_eth_rings_down(eth);
 		return -EIO;
@@ -162,17 +179,19 @@ int vfw_eth_rings_up(struct vfw_eth *eth)
 
 void vfw_eth_rings_down(struct vfw_eth *eth)
 {
+	unsigned int q;
+
 	/* Representors (vfw_eth_xmit_port) post to the TX ring outside the
 	 * netdev's own queue, which the core has stopped: they stop here. */
 	spin_lock_bh(&eth->tx_lock);
 	eth->rings_up = false;
 	spin_unlock_bh(&eth->tx_lock);
-	/* The device stops using both rings before their memory goes. */
-	vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_CTRL, 0);
+	/* The device stops using the rings before their memory goes. */
+	for (q = 0; q < eth->num_txq; q++)
+		vfw_eth_wr(eth, VFW_REG_TXQ(q) + VFW_RING_CTRL, 0);
 	vfw_eth_wr(eth, VFW_REG_RXQ0 + VFW_RING_CTRL, 0);
 	vfw_eth_rd(eth, VFW_REG_MAGIC);
-	ring_free(eth, &eth->tx, DMA_TO_DEVICE);
-	ring_free(eth, &eth->rx, DMA_FROM_DEVICE);
+	rings_free(eth);
 }
 
 void vfw_eth_link_check(struct vfw_eth *eth)
@@ -217,13 +236,13 @@ int vfw_eth_up(struct vfw_eth *eth)
 	vfw_eth_wr(eth, VFW_REG_LINK_CTRL, VFW_RING_CTRL_IRQ_EN |
 		   (eth->vec_link << VFW_RING_CTRL_VEC_SHIFT));
 	vfw_eth_link_check(eth);
-	netif_start_queue(eth->netdev);
+	netif_tx_start_all_queues(eth->netdev);
 	return 0;
 }
 
 void vfw_eth_down(struct vfw_eth *eth)
 {
-	netif_stop_queue(eth->netdev);
+	netif_tx_stop_all_queues(eth->netdev);
 	netif_carrier_off(eth->netdev);
 	if (!eth->rings_up)
 		return;
@@ -240,16 +259,69 @@ static u32 tx_free(const struct vfw_eth_ring *r)
 
 void vfw_eth_init(struct vfw_eth *eth)
 {
+	u32 n = vfw_eth_rd(eth, VFW_REG_TXQ_NUM);
+
 	spin_lock_init(&eth->tx_lock);
+	/* a device before 2.5 reads 0 here: ring 0 only */
+	n = clamp_t(u32, n, 1, min_t(u32, VFW_TXQ_MAX,
+				      eth->netdev->num_tx_queues));
+	eth->num_txq = n;
+	if (netif_set_real_num_tx_queues(eth->netdev, n))
+		eth->num_txq = eth->netdev->real_num_tx_queues;
+}
+
+/*
+ * The frame's class, 0..7, read from its headers (TX VLAN offload is not
+ * advertised, so a tag is in the frame): the class selector of an IP
+ * frame's DSCP (dscp >> 3: EF 46 -> 5, CS6 -> 6, best effort -> 0), else
+ * the 802.1p priority of a tagged frame, else skb->priority. It only
+ * chooses the ring: the device classifies every frame by the PF's tables
+ * (dcb app/apptrust, port VLAN qos), and what it needs from the driver is
+ * that two flows of different classes do not share a ring.
+ */
+static unsigned int frame_class(struct sk_buff *skb)
+{
+	unsigned int off = ETH_HLEN, cls = skb->priority & 7;
+	__be16 proto;
+	u8 b[2];
+
+	if (skb_copy_bits(skb, 12, b, 2))
+		return cls;
+	proto = cpu_to_be16(b[0] << 8 | b[1]);
+	if (proto == htons(ETH_P_8021Q)) {
+		if (skb_copy_bits(skb, 14, b, 2))
+			return cls;
+		cls = b[0] >> 5;		/* PCP */
+		if (skb_copy_bits(skb, 16, b, 2))
+			return cls;
+		proto = cpu_to_be16(b[0] << 8 | b[1]);
+		off += VLAN_HLEN;
+	}
+	if (skb_copy_bits(skb, off, b, 2))
+		return cls;
+	if (proto == htons(ETH_P_IP) && (b[0] >> 4) == 4)
+		return b[1] >> 5;			/* TOS >> 5 = DSCP >> 3 */
+	if (proto == htons(ETH_P_IPV6) && (b[0] >> 4) == 6)
+		return (b[0] & 0x0f) >> 1;		/* traffic class >> 5 */
+	return cls;
+}
+
+u16 vfw_eth_select_queue(struct vfw_eth *eth, struct sk_buff *skb)
+{
+	unsigned int cls;
+
+	if (eth->num_txq <= 1)
+		return 0;
+	cls = frame_class(skb);
+	return min_t(unsigned int, cls, eth->num_txq - 1);
 }
 
 /* Fill the next TX descriptor with skb; caller holds tx_lock and has
  * checked there is room. 0, or -ENOMEM when the DMA mapping failed (the
  * skb is then the caller's). */
-static int tx_put(struct vfw_eth *eth, struct sk_buff *skb, u8 flags,
-		  u16 port)
+static int tx_put(struct vfw_eth *eth, struct vfw_eth_ring *r,
+		  struct sk_buff *skb, u8 flags, u16 port)
 {
-	struct vfw_eth_ring *r = &eth->tx;
 	struct device *dev = &eth->pdev->dev;
 	struct vfw_tx_desc *d;
 	dma_addr_t dma;
@@ -290,19 +362,24 @@ static bool tx_prepare(struct vfw_eth *eth, struct sk_buff *skb)
 
 netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb)
 {
-	struct net_device *netdev = eth->netdev;
-	struct vfw_eth_ring *r = &eth->tx;
+	unsigned int q = skb_get_queue_mapping(skb);
+	struct netdev_queue *txq;
+	struct vfw_eth_ring *r;
 
+	if (q >= eth->num_txq)		/* not from our select_queue */
+		q = 0;
+	txq = netdev_get_tx_queue(eth->netdev, q);
+	r = &eth->tx[q];
 	if (!tx_prepare(eth, skb))
 		return NETDEV_TX_OK;
 	spin_lock(&eth->tx_lock);
 	if (!tx_free(r)) {
-		netif_stop_queue(netdev);
+		netif_tx_stop_queue(txq);
 		eth->stats.tx_busy++;
 		spin_unlock(&eth->tx_lock);
 		return NETDEV_TX_BUSY;
 	}
-	if (tx_put(eth, skb, 0, 0)) {
+	if (tx_put(eth, r, skb, 0, 0)) {
 		eth->stats.tx_dropped++;
 		spin_unlock(&eth->tx_lock);
 		dev_kfree_skb_any(skb);
@@ -310,15 +387,15 @@ netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb)
 	}
 	skb_tx_timestamp(skb);
 	if (tx_free(r) < 2) {
-		netif_stop_queue(netdev);
+		netif_tx_stop_queue(txq);
 		/* tx_clean() may have freed slots before it saw the stop. */
 		smp_mb();
 		if (tx_free(r) >= 2)
-			netif_start_queue(netdev);
+			netif_tx_start_queue(txq);
 	}
-	if (!netdev_xmit_more() || netif_queue_stopped(netdev)) {
+	if (!netdev_xmit_more() || netif_xmit_stopped(txq)) {
 		wmb();
-		vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_TAIL, r->next_to_use);
+		vfw_eth_wr(eth, VFW_REG_TXQ(q) + VFW_RING_TAIL, r->next_to_use);
 	}
 	spin_unlock(&eth->tx_lock);
 	return NETDEV_TX_OK;
@@ -326,7 +403,7 @@ netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb)
 
 bool vfw_eth_xmit_port(struct vfw_eth *eth, struct sk_buff *skb, u16 port)
 {
-	struct vfw_eth_ring *r = &eth->tx;
+	struct vfw_eth_ring *r = &eth->tx[0];
 	bool sent = false;
 
 	if (!tx_prepare(eth, skb))
@@ -334,7 +411,7 @@ bool vfw_eth_xmit_port(struct vfw_eth *eth, struct sk_buff *skb, u16 port)
 	spin_lock(&eth->tx_lock);
 	/* keep a slot for the netdev's own queue, which stops at 2 */
 	if (eth->rings_up && tx_free(r) > 2 &&
-	    !tx_put(eth, skb, VFW_TXD_TO_PORT, port)) {
+	    !tx_put(eth, r, skb, VFW_TXD_TO_PORT, port)) {
 		wmb();
 		vfw_eth_wr(eth, VFW_REG_TXQ0 + VFW_RING_TAIL, r->next_to_use);
 		sent = true;
@@ -345,9 +422,10 @@ bool vfw_eth_xmit_port(struct vfw_eth *eth, struct sk_buff *skb, u16 port)
 	return sent;
 }
 
-static void tx_clean(struct vfw_eth *eth, int budget)
+static void tx_clean(struct vfw_eth *eth, unsigned int q, int budget)
 {
-	struct vfw_eth_ring *r = &eth->tx;
+	struct vfw_eth_ring *r = &eth->tx[q];
+	struct netdev_queue *txq = netdev_get_tx_queue(eth->netdev, q);
 	struct device *dev = &eth->pdev->dev;
 	u32 mask = r->count - 1;
 
@@ -374,8 +452,8 @@ static void tx_clean(struct vfw_eth *eth, int budget)
 		r->next_to_clean = (i + 1) & mask;
 	}
 	smp_mb();
-	if (netif_queue_stopped(eth->netdev) && tx_free(r) >= r->count / 4)
-		netif_wake_queue(eth->netdev);
+	if (netif_tx_queue_stopped(txq) && tx_free(r) >= r->count / 4)
+		netif_tx_wake_queue(txq);
 }
 
 static int rx_clean(struct vfw_eth *eth, int budget)
@@ -431,9 +509,11 @@ static int rx_clean(struct vfw_eth *eth, int budget)
 int vfw_eth_poll(struct napi_struct *napi, int budget)
 {
 	struct vfw_eth *eth = container_of(napi, struct vfw_eth, napi);
+	unsigned int q;
 	int done;
 
-	tx_clean(eth, budget);
+	for (q = 0; q < eth->num_txq; q++)
+		tx_clean(eth, q, budget);
 	done = rx_clean(eth, budget);
 	if (done < budget && napi_complete_done(napi, done))
 		vfw_eth_irq_enable(eth, true);

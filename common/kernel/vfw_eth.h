@@ -5,6 +5,13 @@
  * and counters. Every function has the same ring window in its BAR0, so
  * both drivers compile this file in and differ only in how they find their
  * MSI-X vectors and which netdev ops surround it.
+ *
+ * TX queues (hw 2.5): one TX ring per netdev TX queue, up to VFW_TXQ_MAX as
+ * the device reports (VFW_REG_TXQ_NUM; 1 on an older device). The netdev
+ * must be allocated with VFW_TXQ_MAX TX queues (alloc_etherdev_mqs) and
+ * use vfw_eth_select_queue: a frame goes to the ring of its class (DSCP
+ * class selector, else 802.1p, else skb->priority), so the device can hold
+ * a full bulk class without holding a strict class's frames behind it.
  */
 #ifndef VFW_ETH_H
 #define VFW_ETH_H
@@ -57,12 +64,13 @@ struct vfw_eth {
 	/* MSI-X vectors the device raises for link changes and each ring */
 	u8 vec_link, vec_rx, vec_tx;
 	struct napi_struct napi;
-	struct vfw_eth_ring tx, rx;
+	struct vfw_eth_ring tx[VFW_TXQ_MAX], rx;
+	unsigned int num_txq;		/* TX rings in use (real TX queues) */
 	struct vfw_eth_sw_stats stats;
 	u16 rx_buf;			/* RX buffer bytes, fixed while the rings are up */
 	bool rings_up;
-	/* Producers of the TX ring: the netdev's queue and, on the PF in
-	 * switchdev mode, every representor's: they serialise here. */
+	/* Producers of the TX rings: the netdev's queues and, on the PF in
+	 * switchdev mode, every representor's (ring 0): they serialise here. */
 	spinlock_t tx_lock;
 	vfw_eth_rx_port_fn rx_port;	/* PF: representors' RX, else NULL */
 };
@@ -89,11 +97,15 @@ void vfw_eth_irq_enable(struct vfw_eth *eth, bool on);
 void vfw_eth_link_check(struct vfw_eth *eth);
 int vfw_eth_poll(struct napi_struct *napi, int budget);
 netdev_tx_t vfw_eth_xmit(struct vfw_eth *eth, struct sk_buff *skb);
+/* ndo_select_queue: the TX queue of the frame's class. */
+u16 vfw_eth_select_queue(struct vfw_eth *eth, struct sk_buff *skb);
 /* Representor transmit on the PF's ring (VFW_TXD_TO_PORT): the frame goes
  * to VF `port`. Never stops a queue: with the ring full or down the frame
  * is dropped (false), as a congested switch port would. */
 bool vfw_eth_xmit_port(struct vfw_eth *eth, struct sk_buff *skb, u16 port);
-/* Call once before the rings first come up. */
+/* Call once before the rings first come up and before register_netdev,
+ * with bar0 and netdev set: reads how many TX rings the device has and
+ * sets the netdev's real TX queues to that. */
 void vfw_eth_init(struct vfw_eth *eth);
 
 /* Interrupt handlers; the cookie is the struct vfw_eth. */

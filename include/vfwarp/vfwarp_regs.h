@@ -27,7 +27,7 @@
 
 /* Interface version: major changes break drivers, minor ones add. */
 #define VFW_HW_VERSION_MAJOR  2
-#define VFW_HW_VERSION_MINOR  4
+#define VFW_HW_VERSION_MINOR  5
 
 /* BAR0: 64-bit memory BAR with the register file; all registers 32-bit,
  * little endian, naturally aligned. Accesses of other sizes read as 0 and
@@ -54,7 +54,9 @@
 #define VFW_REGWIN_MBOX        0x0200  /* VF->PF mailbox (vfwarp_mbox.h) */
 #define VFW_REGWIN_IRQ         0x0400  /* interrupt cause/mask */
 #define VFW_REGWIN_RING        0x0800  /* Ethernet rings, link, counters
-                                          (0x0800..0x08ff, vfwarp_ring.h) */
+                                          (0x0800..0x08ff, vfwarp_ring.h;
+                                          2.5: TX rings 1..7 at
+                                          0x0900..0x09df) */
 #define VFW_REGWIN_RDMA_REGS   0x0a00  /* RDMA limits, command/event queues
                                           (0x0a00..0x0aff, vfwarp_rdma.h) */
 #define VFW_REGWIN_DOORBELLS   0x1000  /* reserved (doorbells live in BAR4,

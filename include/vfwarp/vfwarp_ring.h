@@ -5,7 +5,8 @@
  * counters. Registers live in the VFW_REGWIN_RING window of BAR0
  * (vfwarp_regs.h); docs/hw-interface.md explains the protocol.
  *
- * Every function has one TX ring and one RX ring (queue 0). A ring is an
+ * Every function has one RX ring (queue 0) and VFW_REG_TXQ_NUM TX rings
+ * (2.5: 8; queue 0 at VFW_REG_TXQ0, the others at VFW_REG_TXQ(n)). A ring is an
  * array of 16-byte descriptors in host memory (DMA, through the IOMMU) of
  * a power-of-two number of entries (VFW_RING_MIN_ENTRIES..MAX). The device
  * owns the descriptors [HEAD, TAIL), the driver the rest: the driver fills
@@ -87,6 +88,22 @@ struct vfw_rx_desc {
 
 #define VFW_REG_TXQ0           (VFW_REGWIN_RING + 0x00)
 #define VFW_REG_RXQ0           (VFW_REGWIN_RING + 0x20)
+
+/*
+ * 2.5: TX rings 1..VFW_TXQ_MAX-1, one block each (the layout of TXQ0) past
+ * the window's counters, so a driver can put each traffic class on a ring
+ * of its own: the device stops consuming a ring only while the class of
+ * its head frame is paused at the uplink, and a full bulk class no longer
+ * holds a strict class's frames behind it on the same ring. The device
+ * classifies every frame by its own tables, whatever ring it came on.
+ * VFW_REG_TXQ_NUM says how many TX rings the function has (1 on a device
+ * before 2.5, where the register reads as 0). A driver that uses TXQ0 only
+ * works as before.
+ */
+#define VFW_TXQ_MAX            8
+#define VFW_REG_TXQ(n)         ((n) ? VFW_REGWIN_RING + 0x100 + 0x20 * ((n) - 1) \
+				    : VFW_REG_TXQ0)
+#define VFW_REG_TXQ_NUM        (VFW_REGWIN_RING + 0x94) /* RO: TX rings */
 
 #define VFW_RING_CTRL_ENABLE   (1u << 0)  /* 0->1 validates BASE/LEN, HEAD =
 					     TAIL = 0 */

@@ -47,6 +47,12 @@ static netdev_tx_t vfw_pf_start_xmit(struct sk_buff *skb,
 	return vfw_eth_xmit(ndev_eth(dev), skb);
 }
 
+static u16 vfw_pf_select_queue(struct net_device *dev, struct sk_buff *skb,
+			       struct net_device *sb_dev)
+{
+	return vfw_eth_select_queue(ndev_eth(dev), skb);
+}
+
 static void vfw_pf_get_stats64(struct net_device *dev,
 			       struct rtnl_link_stats64 *st)
 {
@@ -72,6 +78,7 @@ static const struct net_device_ops vfw_pf_netdev_ops = {
 	.ndo_open = vfw_pf_open,
 	.ndo_stop = vfw_pf_stop,
 	.ndo_start_xmit = vfw_pf_start_xmit,
+	.ndo_select_queue = vfw_pf_select_queue,
 	.ndo_get_stats64 = vfw_pf_get_stats64,
 	.ndo_validate_addr = eth_validate_addr,
 	.ndo_set_vf_mac = vfw_pf_set_vf_mac,
@@ -185,7 +192,8 @@ int vfw_pf_netdev_create(struct vfw_pf *pf)
 	struct vfw_eth *eth;
 	int err;
 
-	dev = alloc_etherdev(sizeof(struct vfw_pf_ndev));
+	/* 2.5: a TX queue per traffic class (vfw_eth_select_queue) */
+	dev = alloc_etherdev_mqs(sizeof(struct vfw_pf_ndev), VFW_TXQ_MAX, 1);
 	if (!dev)
 		return -ENOMEM;
 	nd = netdev_priv(dev);

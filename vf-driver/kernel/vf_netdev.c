@@ -57,6 +57,14 @@ static netdev_tx_t vfw_vf_xmit(struct sk_buff *skb, struct net_device *netdev)
 	return vfw_eth_xmit(&vf->eth, skb);
 }
 
+static u16 vfw_vf_select_queue(struct net_device *netdev, struct sk_buff *skb,
+			       struct net_device *sb_dev)
+{
+	struct vfw_vf *vf = netdev_priv(netdev);
+
+	return vfw_eth_select_queue(&vf->eth, skb);
+}
+
 static void vfw_vf_get_stats64(struct net_device *netdev,
 			       struct rtnl_link_stats64 *st)
 {
@@ -119,6 +127,7 @@ static const struct net_device_ops vfw_vf_netdev_ops = {
 	.ndo_open = vfw_vf_open,
 	.ndo_stop = vfw_vf_stop,
 	.ndo_start_xmit = vfw_vf_xmit,
+	.ndo_select_queue = vfw_vf_select_queue,
 	.ndo_change_mtu = vfw_vf_change_mtu,
 	.ndo_get_stats64 = vfw_vf_get_stats64,
 	.ndo_set_mac_address = vfw_vf_set_mac,
@@ -222,7 +231,8 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 		return err;
 	pci_set_master(pdev);
 
-	netdev = alloc_etherdev(sizeof(*vf));
+	/* 2.5: a TX queue per traffic class (vfw_eth_select_queue) */
+	netdev = alloc_etherdev_mqs(sizeof(*vf), VFW_TXQ_MAX, 1);
 	if (!netdev)
 		return -ENOMEM;
 	SET_NETDEV_DEV(netdev, &pdev->dev);

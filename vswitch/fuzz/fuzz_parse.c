@@ -1,7 +1,7 @@
 /* libFuzzer target: frames from the wire or a guest.  Parses the frame and
  * runs it through a configured switch (VLAN access/trunk ports, spoof
  * check, a few ACL rules, a meter) and the egress rewrite, checking the
- * output invariants. */
+ * output invariants, and vsw_frame_tc against vsw_process. */
 #include "vswitch.h"
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +64,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     vsw_decision d;
     now += 1000;
+    /* the class vsw_frame_tc foresees is the one vsw_process gives, or -1
+     * for the drops before egress (the adapter's TX rings rely on it) */
+    int ptc = vsw_frame_tc(sw, port, frame, len, now);
     unsigned n = vsw_process(sw, port, frame, len, now, &d);
     if ((n == 0) != (d.drop != VSW_DROP_NONE))
+        abort();
+    if (d.drop == VSW_DROP_NONE || d.drop == VSW_DROP_METER || d.drop == VSW_DROP_NO_DEST ?
+        ptc != d.tc : ptc != -1)
         abort();
     if (rc != 0 && port < 6 && d.drop != VSW_DROP_MALFORMED && d.drop != VSW_DROP_LINK_DOWN)
         abort();

@@ -488,6 +488,16 @@ void vsw_process_burst(vsw_switch *sw, unsigned in_port,
                        const uint8_t *const *frames, const size_t *lens,
                        size_t n, uint64_t now_ns, vsw_decision *d);
 
+/* The traffic class vsw_process would give the frame now (steps 1-7:
+ * port checks, trust, the ACL's set_tc), or -1 if it would be dropped
+ * before egress (link, malformed, VLAN, spoof, an ACL drop).  Changes
+ * nothing: no counters, no learning, no meter (so a frame dropped later
+ * by a meter, or with no destination, still gets its class).  The
+ * adapter asks it before it takes a frame from a TX ring (hw 2.5: a ring
+ * waits while the class of its head frame is paused at the uplink). */
+int vsw_frame_tc(vsw_switch *sw, unsigned in_port, const uint8_t *frame,
+                 size_t len, uint64_t now_ns);
+
 /* Write into `out` (capacity `cap`, may not overlap `frame`) the frame as
  * egress `port` must see it: with a tag for trunk ports (unless the VID is
  * the native VID), without one for access ports, after a VLAN push the
@@ -697,7 +707,7 @@ int  vsw_qos_ets_set(vsw_qos *q, const vsw_qos_ets *e, vsw_error *err);
 void vsw_qos_ets_get(const vsw_qos *q, vsw_qos_ets *e);
 
 /* Data path.  Enqueue: 0 queued; VSW_QOS_PAUSED queued and the leaf is now
- * paused; -ENOSPC dropped (counted); -EINVAL bad leaf, class or len (0 or
+ * paused in this class; -ENOSPC dropped (counted); -EINVAL bad leaf, class or len (0 or
  * more than max_frame; not counted). */
 #define VSW_QOS_PAUSED 1
 int vsw_qos_enqueue(vsw_qos *q, unsigned leaf, unsigned tc, uint64_t handle,
@@ -716,8 +726,15 @@ typedef struct vsw_qos_frame {
  * (len + overhead) * 8 / rate after each frame. */
 int vsw_qos_dequeue(vsw_qos *q, uint64_t now_ns, vsw_qos_frame *f,
                     uint64_t *next_ns);
-bool vsw_qos_paused(const vsw_qos *q, unsigned leaf);
-/* Leaves resumed since the last call (up to max of them, each once). */
+bool vsw_qos_paused(const vsw_qos *q, unsigned leaf);   /* in any class */
+/* Is the leaf paused in class tc (its part of that class full)?  A source
+ * with a queue per class (the adapter's TX rings per class, hw 2.5) stops
+ * only the queue whose next frame is of a paused class, so a leaf's full
+ * bulk class does not hold back its strict class.  False for a bad leaf
+ * or class. */
+bool vsw_qos_paused_tc(const vsw_qos *q, unsigned leaf, unsigned tc);
+/* Leaves that left a pause in some class since the last call (up to max
+ * of them, each once; a leaf may still be paused in another class). */
 size_t vsw_qos_resumed(vsw_qos *q, uint16_t *leaves, size_t max);
 /* Drop every queued frame (link down, reset): drop(ctx, handle) for each,
  * counted as dropped; every paused leaf resumes.  Returns how many. */

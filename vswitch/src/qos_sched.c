@@ -99,13 +99,14 @@ static void pause_leaf(vsw_qos *q, unsigned leaf, unsigned tc)
     uint8_t bit = (uint8_t)(1u << tc);
     if (q->pause_mask[leaf] & bit)
         return;
-    if (!q->pause_mask[leaf]) {
+    if (!q->pause_mask[leaf])
         q->lc[leaf].pauses++;
-        q->tcc[tc].pauses++;
-    }
+    q->tcc[tc].pauses++;
     q->pause_mask[leaf] |= bit;
     q->npaused[tc]++;
-    q->resumed[leaf / 64] &= ~(1ull << (leaf % 64));
+    /* a resume of another class not yet reported stays reported: the
+     * source's queue of that class may go on (a stale report only makes
+     * the source look again) */
 }
 
 int vsw_qos_enqueue(vsw_qos *q, unsigned leaf, unsigned tc, uint64_t handle, uint32_t len,
@@ -160,12 +161,18 @@ int vsw_qos_enqueue(vsw_qos *q, unsigned leaf, unsigned tc, uint64_t handle, uin
     }
     if (must_pause(q, f, tc))
         pause_leaf(q, leaf, tc);
-    return q->pause_mask[leaf] ? VSW_QOS_PAUSED : 0;
+    return q->pause_mask[leaf] >> tc & 1u ? VSW_QOS_PAUSED : 0;
 }
 
 bool vsw_qos_paused(const vsw_qos *q, unsigned leaf)
 {
     return q && leaf < q->nleaves && q->pause_mask[leaf] != 0;
+}
+
+bool vsw_qos_paused_tc(const vsw_qos *q, unsigned leaf, unsigned tc)
+{
+    return q && leaf < q->nleaves && tc < VSW_NUM_TC &&
+           (q->pause_mask[leaf] >> tc & 1u);
 }
 
 size_t vsw_qos_resumed(vsw_qos *q, uint16_t *leaves, size_t max)
@@ -191,8 +198,9 @@ static void maybe_resume(vsw_qos *q, unsigned tc)
             continue;
         q->pause_mask[leaf] &= (uint8_t)~bit;
         q->npaused[tc]--;
-        if (!q->pause_mask[leaf])
-            q->resumed[leaf / 64] |= 1ull << (leaf % 64);
+        /* reported when any class resumes, not only the last: a source
+         * with a queue per class may feed this class again */
+        q->resumed[leaf / 64] |= 1ull << (leaf % 64);
     }
 }
 

@@ -257,6 +257,85 @@ static void test_spoof_trust_tc(void)
     vsw_destroy(sw);
 }
 
+/* vsw_frame_tc: the class vsw_process gives the frame (trust PCP, DSCP,
+ * an ACL's set_tc), -1 for a frame it would drop, and nothing changes:
+ * the port's counters, the rules' counters and the learned FDB stay. */
+static vsw_rule R0(void);
+
+static void test_frame_tc(void)
+{
+    vsw_decision d;
+    vsw_port_cfg pc;
+    vsw_error e;
+    sw = fresh();
+    vsw_port_get(sw, VF(1), &pc);
+    pc.default_tc = 2;
+    pc.qos_trust = VSW_TRUST_DSCP;
+    pc.dscp_to_tc[46] = 7;
+    pc.dscp_to_tc[10] = 3;
+    pc.learn = true;
+    pc.spoofchk = true;
+    vsw_port_set(sw, VF(1), &pc, NULL);
+    tframe f = frm(MAC_VF[1], MAC_VF[2]);
+    f.dscp = 46;
+    fl = tf_build(&f, fb);
+    vsw_port_counters before, after;
+    vsw_port_counters_get(sw, VF(1), &before);
+    CHECK_EQ(vsw_frame_tc(sw, VF(1), fb, fl, 0), 7);
+    f.dscp = 10;
+    fl = tf_build(&f, fb);
+    CHECK_EQ(vsw_frame_tc(sw, VF(1), fb, fl, 0), 3);
+    send(VF(1), &f, &d);
+    CHECK_EQ(d.tc, 3);
+    tframe s = frm(MAC_VF[2], MAC_VF[0]);                 /* spoofed source */
+    fl = tf_build(&s, fb);
+    CHECK_EQ(vsw_frame_tc(sw, VF(1), fb, fl, 0), -1);
+    CHECK_EQ(vsw_frame_tc(sw, VF(1), fb, 10, 0), -1);      /* malformed */
+    CHECK_EQ(vsw_frame_tc(sw, 99, fb, fl, 0), -1);         /* no such port */
+    vsw_port_counters_get(sw, VF(1), &after);
+    CHECK_EQ(after.rx_packets, before.rx_packets + 1);      /* the send only */
+    CHECK_EQ(after.drops[VSW_DROP_SPOOF], before.drops[VSW_DROP_SPOOF]);
+    CHECK_EQ(after.drops[VSW_DROP_MALFORMED], before.drops[VSW_DROP_MALFORMED]);
+    /* no learning from a peek: an unknown source MAC on the uplink is
+     * not learned (a frame to it still floods) */
+    static const uint8_t NEWMAC[6] = {0x02, 0, 0, 0, 7, 7};
+    vsw_port_get(sw, VSW_PORT_UPLINK, &pc);
+    pc.learn = true;
+    vsw_port_set(sw, VSW_PORT_UPLINK, &pc, NULL);
+    tframe u = frm(NEWMAC, MAC_VF[0]);
+    fl = tf_build(&u, fb);
+    CHECK(vsw_frame_tc(sw, VSW_PORT_UPLINK, fb, fl, 0) >= 0);
+    tframe back = frm(MAC_VF[0], NEWMAC);
+    send(VF(0), &back, &d);
+    CHECK(d.flood);                                         /* not learned */
+    send(VSW_PORT_UPLINK, &u, &d);                          /* learns */
+    send(VF(0), &back, &d);
+    CHECK(!d.flood);
+    /* an ACL: set_tc 5 for UDP, drop for port 53; counters untouched */
+    vsw_rule rs[2];
+    rs[0] = R0(); rs[0].priority = 1; rs[0].match = VSW_M_DPORT;
+    rs[0].dport_lo = rs[0].dport_hi = 53; rs[0].flags |= VSW_ACTF_COUNT;
+    rs[1] = R0(); rs[1].priority = 2; rs[1].verdict = VSW_ACT_PERMIT;
+    rs[1].match = VSW_M_IP_PROTO; rs[1].ip_proto = 17;
+    rs[1].flags |= VSW_ACTF_SET_TC | VSW_ACTF_COUNT; rs[1].set_tc = 5;
+    CHECK_EQ(vsw_acl_set(sw, rs, 2, &e), 0);
+    f = frm(MAC_VF[1], MAC_VF[2]);
+    f.dscp = 46;
+    fl = tf_build(&f, fb);
+    CHECK_EQ(vsw_frame_tc(sw, VF(1), fb, fl, 0), 5);
+    send(VF(1), &f, &d);
+    CHECK_EQ(d.tc, 5);
+    f.dport = 53;
+    fl = tf_build(&f, fb);
+    CHECK_EQ(vsw_frame_tc(sw, VF(1), fb, fl, 0), -1);
+    uint64_t p = 0, by = 0;
+    CHECK_EQ(vsw_rule_counters_get(sw, 0, &p, &by), 0);
+    CHECK_EQ(p, 0);
+    CHECK_EQ(vsw_rule_counters_get(sw, 1, &p, &by), 0);
+    CHECK_EQ(p, 1);                                         /* the send */
+    vsw_destroy(sw);
+}
+
 static void test_fdb(void)
 {
     vsw_decision d;
@@ -864,6 +943,7 @@ int main(void)
     test_parse();
     test_ports_vlan();
     test_spoof_trust_tc();
+    test_frame_tc();
     test_fdb();
     test_acl_fields();
     test_acl_actions();
