@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from provisioned_env import GUEST_MAC, GUESTS, HOSTS, PF, PROV, RED, playbook
+from provisioned_env import FREE_VF, GUEST_MAC, GUESTS, HOSTS, PF, PROV, RED, playbook
 
 # The tenants after a change of variables: green moves to VLAN 301 and loses VF 5.
 CHANGED_TENANTS = {"tenant_list": [
@@ -90,6 +90,12 @@ def assert_guest(lab, host, guest):
 
 
 ALL = HOSTS + GUESTS
+
+# The longer scenarios (check/diff then apply, a refusing host, a reboot) took 245, 231
+# and 510 s in the lab run of 2026-11-28 (Mitogen on): ~16 minutes that would put
+# `make test` past its time budget; by hand for now (docs/status.md, issue 20).
+SLOW = pytest.mark.skipif(not os.environ.get("VFWARP_LAB_SLOW"),
+                          reason="long Ansible scenario: set VFWARP_LAB_SLOW=1 to run it")
 # The scenarios after the first two runs change the hypervisors only: limited to
 # them, a run leaves out the play on the guests (its verbs, a minute or more)
 HYPERVISORS = ("--limit", "vfwarp_hypervisors")
@@ -202,6 +208,7 @@ def test_network_module_updates_a_network_in_place_and_refuses_one_in_use(lab, a
     assert "vfwarp-scratch" not in virsh(lab, "h1", "net-list --all --name").stdout
 
 
+@SLOW
 def test_check_diff_shows_the_plan_changes_nothing_then_the_run_applies_it(lab, ansible_bin, tmp_path):
     vars_file = tmp_path / "tenants.json"
     vars_file.write_text(json.dumps(CHANGED_TENANTS))
@@ -238,6 +245,7 @@ def test_check_diff_shows_the_plan_changes_nothing_then_the_run_applies_it(lab, 
         assert_provisioned(lab, h)
 
 
+@SLOW
 def test_a_host_that_refuses_stays_at_its_old_state_the_other_is_provisioned(lab, ansible_bin,
                                                                            tmp_path):
     r, recap = playbook(lab, ansible_bin, *HYPERVISORS)                               # the inventory's state
@@ -267,6 +275,7 @@ def test_a_host_that_refuses_stays_at_its_old_state_the_other_is_provisioned(lab
         assert_provisioned(lab, h)
 
 
+@SLOW
 @pytest.mark.after_tenants     # the reboot ends h2's tenant VM
 def test_reboot_brings_vfs_and_policy_back_without_ansible(lab):
     h = "h2"
@@ -287,7 +296,10 @@ def test_reboot_brings_vfs_and_policy_back_without_ansible(lab):
         "the host's disk overlay did not survive the reboot"
     assert lab.ssh(h, "systemctl is-active vfwarp-policy.service").stdout.strip() == "active"
     # red's VFs carried the guest's MAC (libvirt's, not the policy's): the guest is not
-    # started at boot, so they come back without it
-    mask = lambda v: {n: (x[0], None, x[2]) if n in RED else x for n, x in v.items()}  # noqa: E731
+    # started at boot, so they come back without it; the VF in no tenant (test_tenants.py
+    # lent it to the VMs) carried the MAC vfwarp_vf picks for a VF with none when it got
+    # it back (02:00:00:02:04:01), no policy's either: it comes back with none
+    mask = lambda v: {n: (x[0], None, x[2]) if n in RED + (FREE_VF,) else x  # noqa: E731
+                      for n, x in v.items()}
     assert mask(vfs(lab, h)) == mask(before)
     assert_provisioned(lab, h)
