@@ -14,6 +14,7 @@ import time
 import pytest
 
 from qosdevice import PF, QosDevice
+from test_qos_layers import ctl
 from vfwarp_manager import cli, libvirt_hook as lh, statedir
 from vfwarp_manager import vf_hold as vh
 from vfwarp_manager.lock import Lock
@@ -31,12 +32,6 @@ def files(tmp_path):
         if not (d / name).exists():          # a test may have edited one
             (d / name).write_text(text)
     return str(d)
-
-
-def ctl(tmp_path, dev, *argv):
-    out = io.StringIO()
-    rc = cli.main([argv[0], "--state-dir", str(tmp_path / "state"), *argv[1:]], runner=dev, out=out)
-    return rc, out.getvalue()
 
 
 @pytest.fixture
