@@ -152,8 +152,7 @@ echo " a tenant VM per host with a VF of tenant red's pool, then rping and ib_wr
 echo " between them: minutes, each task shown as it starts, the guests' boot as retry lines)"
 for h in h1 h2; do labctl tenant down $h t${h#h} >/dev/null 2>&1 || true; done
 for h in h1 h2; do
-  labctl ssh $h "ip netns del t0 2>/dev/null; D=/sys/bus/pci/devices/\$(lspci -D -n -d 1234:f0a0 | awk 'NR==1{print \$1}')
-    echo 0 > \$D/sriov_numvfs; rmmod vfwarp_vf vfwarp_pf; echo \"[$h] bare: \$(lsmod | grep -c vfwarp) vfwarp modules\""
+  labctl ssh $h "$(cat "$VFW_TOP/lab/bare-host.sh")" | sed "s/^/[$h] /"
 done
 ansible_bin=$("$VFW_TOP/provisioning/install-ansible.sh" | tail -n1)
 t0=$SECONDS

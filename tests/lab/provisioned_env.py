@@ -27,23 +27,8 @@ PF = "enp1s0"
 PF_ID = "1234:f0a0"
 NUM_VFS = 8
 
-BARE = r"""
-V="virsh -q -c qemu:///system"
-for d in $($V list --all --name); do $V destroy $d; $V undefine $d; done >/dev/null 2>&1
-for n in vfwarp-pool-red vfwarp-mgmt vfwarp-scratch; do $V net-destroy $n; $V net-undefine $n; done >/dev/null 2>&1
-rm -rf /var/lib/libvirt/images/vfwarp-tenant /etc/modules-load.d/vfwarp-vfio.conf
-systemctl disable --now vfwarp-policy.service 2>/dev/null
-rm -f /etc/systemd/system/vfwarp-policy.service /etc/modules-load.d/vfwarp.conf \
-      /etc/modprobe.d/vfwarp.conf /usr/local/sbin/vfwarpctl /etc/libibverbs.d/vfwarp.driver
-rm -rf /etc/vfwarp /opt/vfwarp /run/vfwarp /var/log/vfwarp /usr/local/lib/vfwarp
-U=/lib/modules/$(uname -r)/updates/vfwarp
-[ -d $U ] && rm -rf $U && depmod -a
-systemctl daemon-reload
-for i in $(seq 0 7); do ip netns del vf$i 2>/dev/null; done
-D=/sys/bus/pci/devices/$(lspci -D -n -d %s | awk 'NR==1{print $1}')
-[ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
-rmmod vfwarp_vf 2>/dev/null; rmmod vfwarp_pf 2>/dev/null; true
-""" % PF_ID
+# what site.yml and the tests set up, undone (also `make demo` step 10)
+BARE = (TOP / "lab" / "bare-host.sh").read_text()
 
 RECAP = re.compile(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)"
                    r"\s+skipped=(\d+)\s+rescued=(\d+)\s+ignored=(\d+)", re.M)
