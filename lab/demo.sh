@@ -10,30 +10,35 @@ cleanup() { labctl down >/dev/null 2>&1 || true; rm -rf "$state"; echo "demo: la
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 # VFWARP_DEMO_LAST_STEP=N ends the demo after step N (to watch one step
-# without the long ones after it: tenant VMs, the Ansible run)
+# without the long ones after it: tenant VMs, the Ansible run);
+# VFWARP_DEMO_STEPS="1 10" runs only those steps (step 1 boots the lab, which
+# every other step needs; some steps build on earlier ones: 6 on 5, 9 on 5)
 last_step=${VFWARP_DEMO_LAST_STEP:-99}
-demo_step() {
-  [ "${1%%/*}" -le "$last_step" ] || { echo "demo: ended after step $last_step (VFWARP_DEMO_LAST_STEP)"; exit 0; }
-  step "$@"
-}
+only_steps=${VFWARP_DEMO_STEPS:-}
 
-demo_step "1/11 Booting two emulated hypervisor hosts (TCG; about a minute)"
+# Each step is a function; the table at the end runs them in order.
+
+demo_1() {
 labctl up -n 2
 labctl status
+}
 
-demo_step "2/11 The adapter on each host's PCIe root port"
+demo_2() {
 for h in h1 h2; do echo "[$h] $(labctl ssh $h "lspci -nn -d 1234:f0a0")"; done
+}
 
-demo_step "3/11 Loading the PF driver built against the guest kernel"
+demo_3() {
 for h in h1 h2; do
   labctl ssh $h "insmod /mnt/vfwarp/modules/vfwarp_pf.ko && dmesg | grep 'vfwarp adapter' | tail -n1 | sed 's/^\[[^]]*\] /[$h] /'"
   labctl ssh $h "lspci -k -d 1234:f0a0 | sed -n 's/^\t*Kernel driver in use: /[$h] driver in use: /p'"
 done
+}
 
-demo_step "4/11 IOMMU groups (VFIO-ready hosts)"
+demo_4() {
 for h in h1 h2; do echo "[$h] $(labctl ssh $h 'ls /sys/kernel/iommu_groups | wc -l') IOMMU groups, $(labctl ssh $h 'nproc') vCPU, $(labctl ssh $h "free -m | awk '/Mem:/ {print \$2}'") MiB"; done
+}
 
-demo_step "5/11 SR-IOV: 4 VFs per host, a VF setting, VF-to-VF ping across the wire"
+demo_5() {
 for h in h1 h2; do
   n=${h#h}
   labctl ssh $h "set -e
@@ -52,8 +57,9 @@ for h in h1 h2; do
     echo \"[$h]   VF0 netdev \$nd in netns t0 as 10.77.0.${n}1\""
 done
 labctl ssh h1 "ip netns exec t0 ping -c 3 -i 0.3 -W 2 10.77.0.21 | sed 's/^/[h1]   /' | tail -n 3"
+}
 
-demo_step "6/11 iWARP verbs between the VFs: rping and ib_write_bw -R (kernel bypass through the adapter)"
+demo_6() {
 # the server on h2's VF0, the client on h1's VF0; the bytes move by the
 # adapter's DMA between the processes' memory and the wire
 labctl ssh h2 "ip netns exec t0 setsid timeout 120 rping -s -a 10.77.0.21 -C 5 -v >/tmp/rping-s.log 2>&1 </dev/null &"
@@ -63,8 +69,9 @@ labctl ssh h2 "sleep 1; sed 's/^/[h2]   /' /tmp/rping-s.log"
 labctl ssh h2 "ip netns exec t0 setsid timeout 120 ib_write_bw -R -F -s 65536 -n 200 >/tmp/bw-s.log 2>&1 </dev/null &"
 sleep 2
 labctl ssh h1 "ip netns exec t0 timeout 120 ib_write_bw -R -F -s 65536 -n 200 10.77.0.21 | grep -E 'Device|Transport|#bytes|^ 65536' | sed 's/^/[h1]   /'"
+}
 
-demo_step "7/11 Tenant QoS from policy files: vfwarpctl on h1, a cap and a guarantee on a congested uplink"
+demo_7() {
 # The PF manager as the Ansible role installs it (its files and the pure-Python
 # part of PyYAML: the host image has python3 but not python3-yaml), a host file
 # with a 12 Mbit/s line rate enforced in the adapter, tenant red (VF 0) capped
@@ -99,8 +106,9 @@ labctl ssh h1 "ip netns exec t0 timeout 40 iperf3 -c 10.77.0.21 -p 5201 -t 8 -O 
   B=\$(lspci -D -n -d 1234:f0a0 | awk 'NR==1{print \$1}')
   devlink dev param set pci/\$B name line_rate_kbps value 0 cmode runtime
   ip netns del t1"
+}
 
-demo_step "8/11 switchdev on h1: VF representors in a bridge, and one ACL offloaded into the adapter"
+demo_8() {
 # h1's eswitch to switchdev: a representor per VF (udev names them from
 # their devlink ports), a bridge of them and the uplink; then a tc flower
 # rule with skip_sw on VF0's representor drops its ICMP in the adapter
@@ -121,8 +129,9 @@ labctl ssh h1 "set -e
   tc qdisc del dev \$r0 clsact
   echo \"[h1] rule removed:\"; ip netns exec t0 ping -c 2 -i 0.3 -W 2 10.77.0.21 | sed 's/^/[h1]   /' | tail -n 2
   ip link del br0; devlink dev eswitch set pci/\$PF mode legacy"
+}
 
-demo_step "9/11 Tenant VMs (L2): one per host from the host's libvirt, a VF each by virsh attach-device"
+demo_9() {
 echo "(nested TCG: each tenant boot takes minutes; progress every 30 s)"
 labctl tenant up h1 t1 & p1=$!
 labctl tenant up h2 t2 & p2=$!
@@ -145,8 +154,9 @@ labctl tenant ssh t1 "ping -c 3 -i 0.5 -W 3 10.88.0.2 | sed 's/^/[t1]   /' | tai
 labctl tenant ssh t2 "setsid timeout 300 rping -s -a 10.88.0.2 -C 5 -v >/tmp/rping-s.log 2>&1 </dev/null &"
 sleep 3
 labctl tenant ssh t1 "timeout 300 rping -c -a 10.88.0.2 -C 5 -v -V | sed 's/^/[t1]   /'"
+}
 
-demo_step "10/11 The same lab provisioned by Ansible: provisioning/site.yml from bare hosts"
+demo_10() {
 echo "(hosts reset to bare first; the playbook installs drivers, the PF manager, the policy,"
 echo " a tenant VM per host with a VF of tenant red's pool, then rping and ib_write_bw -R"
 echo " between them: minutes, each task shown as it starts, the guests' boot as retry lines)"
@@ -173,8 +183,9 @@ rc=${PIPESTATUS[0]}
 set -e
 echo "site.yml: exit $rc after $((SECONDS - t0)) s (the recap above: changed counts from bare hosts)"
 [ "$rc" -eq 0 ] || { echo "demo: the playbook failed"; exit 1; }
+}
 
-demo_step "11/11 What is not built yet"
+demo_11() {
 missing=0
 have_vfs=$(labctl ssh h1 "cat /sys/bus/pci/devices/*/sriov_totalvfs 2>/dev/null | head -n1" || true)
 note() { echo "  - $*"; missing=$((missing + 1)); }
@@ -193,5 +204,28 @@ grep -qs VFW_REG_PF_MBX_DOORBELL "$VFW_TOP"/pf-driver/kernel/*.c || note "VF-to-
 [ -d "$VFW_TOP/pf-driver/manager" ] || note "PF manager CLI and tenant QoS policy files"
 [ -d "$VFW_TOP/provisioning" ] || note "Ansible provisioning of the hypervisor hosts"
 [ $missing -eq 0 ] && echo "  (nothing: every layer is present)"
+}
+
+steps=(
+  "1/11 Booting two emulated hypervisor hosts (TCG; about a minute)"
+  "2/11 The adapter on each host's PCIe root port"
+  "3/11 Loading the PF driver built against the guest kernel"
+  "4/11 IOMMU groups (VFIO-ready hosts)"
+  "5/11 SR-IOV: 4 VFs per host, a VF setting, VF-to-VF ping across the wire"
+  "6/11 iWARP verbs between the VFs: rping and ib_write_bw -R (kernel bypass through the adapter)"
+  "7/11 Tenant QoS from policy files: vfwarpctl on h1, a cap and a guarantee on a congested uplink"
+  "8/11 switchdev on h1: VF representors in a bridge, and one ACL offloaded into the adapter"
+  "9/11 Tenant VMs (L2): one per host from the host's libvirt, a VF each by virsh attach-device"
+  "10/11 The same lab provisioned by Ansible: provisioning/site.yml from bare hosts"
+  "11/11 What is not built yet"
+)
+for s in "${steps[@]}"; do
+  n=${s%%/*}
+  if [ "$n" -gt "$last_step" ]; then echo "demo: ended after step $last_step (VFWARP_DEMO_LAST_STEP)"; exit 0; fi
+  # step 1 boots the lab: always
+  if [ "$n" != 1 ] && [ -n "$only_steps" ] && [[ " $only_steps " != *" $n "* ]]; then continue; fi
+  step "$s"
+  "demo_$n"
+done
 echo
 echo "demo: done"
