@@ -291,7 +291,13 @@ def test_reboot_brings_vfs_and_policy_back_without_ansible(lab):
         assert time.monotonic() < deadline, f"{h} did not come back from its reboot"
     assert lab.ssh(h, "test -e /root/before-reboot", check=False).returncode == 0, \
         "the host's disk overlay did not survive the reboot"
-    assert lab.ssh(h, "systemctl is-active vfwarp-policy.service").stdout.strip() == "active"
+    # sshd is up before the unit's apply has ended (a oneshot: "activating" until then)
+    unit = "activating"
+    deadline = time.monotonic() + 300
+    while unit == "activating" and time.monotonic() < deadline:
+        time.sleep(2)
+        unit = lab.ssh(h, "systemctl is-active vfwarp-policy.service", check=False).stdout.strip()
+    assert unit == "active", lab.ssh(h, "journalctl -b -u vfwarp-policy.service", check=False).stdout
     # the VFs lent to the VMs (red's pool, and the VF in no tenant that test_tenants.py
     # attached) came back to vfwarp_vf, which gave each a MAC of its own
     # (02:00:00:02:04:01): no policy's, so after the boot they have none
