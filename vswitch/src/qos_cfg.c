@@ -66,7 +66,7 @@ static unsigned ident(const vsw_qos *q, unsigned e) { return qos_is_leaf(q, e) ?
 /* Parents exist, chains end at the root within VSW_QOS_MAX_DEPTH nodes. */
 static int check_tree(const vsw_qos *q, const qos_conf *c, vsw_error *err)
 {
-    for (unsigned e = 0; e < QOS_NENT; e++) {
+    QOS_FOR_ENT(q, e) {
         if (!c->used[e] || e == QOS_ROOT)
             continue;
         unsigned p = parent_ent(&c->rate[e]);
@@ -88,15 +88,15 @@ static int check_tree(const vsw_qos *q, const qos_conf *c, vsw_error *err)
  * the parent's tx_share if it has one, else its tx_max, and at the root the
  * line rate.  Computed bottom-up in VSW_QOS_MAX_DEPTH + 1 passes (a pass
  * settles one more level). */
-static int check_shares(const qos_conf *c, vsw_error *err)
+static int check_shares(const vsw_qos *q, const qos_conf *c, vsw_error *err)
 {
     static const uint64_t big = UINT64_MAX / 4;
     uint64_t need[QOS_NENT], sum[QOS_NENT];
-    for (unsigned e = 0; e < QOS_NENT; e++)
+    QOS_FOR_ENT(q, e)
         need[e] = c->used[e] ? c->rate[e].tx_share : 0;
     for (unsigned pass = 0; pass <= VSW_QOS_MAX_DEPTH; pass++) {
         memset(sum, 0, sizeof(sum));
-        for (unsigned e = 0; e < QOS_NENT; e++) {
+        QOS_FOR_ENT(q, e) {
             if (c->used[e] && e != QOS_ROOT) {
                 unsigned p = parent_ent(&c->rate[e]);
                 sum[p] = sum[p] + need[e] > big ? big : sum[p] + need[e];
@@ -157,7 +157,7 @@ static int check_all(const vsw_qos *q, const qos_conf *c, vsw_error *err)
                        (unsigned long long)VSW_QOS_MAX_RATE);
     if (c->overhead > 64)
         return vsw_err(err, -EINVAL, -1, "wire overhead %u bytes > 64", c->overhead);
-    for (unsigned e = 0; e < QOS_NENT; e++) {
+    QOS_FOR_ENT(q, e) {
         if (c->used[e] && e != QOS_ROOT) {
             int rc = check_rate(kind(q, e), ident(q, e), &c->rate[e], err);
             if (rc)
@@ -166,7 +166,7 @@ static int check_all(const vsw_qos *q, const qos_conf *c, vsw_error *err)
     }
     int rc = check_tree(q, c, err);
     if (!rc)
-        rc = check_shares(c, err);
+        rc = check_shares(q, c, err);
     if (!rc)
         rc = check_ets(&c->ets, err);
     return rc;
@@ -201,7 +201,7 @@ void qos_apply(vsw_qos *q)
         q->tc_weight[t] = c->ets.tsa[t] == VSW_TSA_ETS ? c->ets.bw[t] : 0;
     }
     /* children lists, by counting sort on the parent */
-    for (unsigned e = 0; e < QOS_NENT; e++) {
+    QOS_FOR_ENT(q, e) {
         qos_ent *x = &q->ent[e];
         x->parent = QOS_NONE;
         x->nkids = 0;
@@ -216,11 +216,11 @@ void qos_apply(vsw_qos *q)
     }
     q->ent[QOS_ROOT].weight = 1;
     unsigned off = 0;
-    for (unsigned e = 0; e < QOS_NENT; e++) {
+    QOS_FOR_ENT(q, e) {
         q->ent[e].kid0 = (uint16_t)off;
         off += count[e];
     }
-    for (unsigned e = 0; e < QOS_NENT; e++) {
+    QOS_FOR_ENT(q, e) {
         qos_ent *x = &q->ent[e];
         if (x->parent != QOS_NONE) {
             qos_ent *p = &q->ent[x->parent];
@@ -228,7 +228,7 @@ void qos_apply(vsw_qos *q)
         }
     }
     /* backlog counts along the (possibly new) paths */
-    for (unsigned e = 0; e < QOS_NENT; e++)
+    QOS_FOR_ENT(q, e)
         memset(q->ent[e].backlog, 0, sizeof(q->ent[e].backlog));
     for (unsigned l = 0; l < q->nleaves; l++) {
         for (unsigned t = 0; t < VSW_NUM_TC; t++) {
@@ -241,7 +241,7 @@ void qos_apply(vsw_qos *q)
     /* a moved object joins its new siblings' fair-queueing order where they
      * are: not ahead of them (it would wait) nor far behind (it would take
      * the link until it caught up) */
-    for (unsigned e = 0; e < QOS_NENT; e++) {
+    QOS_FOR_ENT(q, e) {
         qos_ent *x = &q->ent[e];
         if (x->parent == QOS_NONE)
             continue;
@@ -293,6 +293,10 @@ vsw_qos *vsw_qos_create(unsigned nleaves, const vsw_qos_limits *lim)
         vsw_qos_destroy(q);
         return NULL;
     }
+    /* every entity starts outside the tree; the unused leaf slots stay so
+     * (qos_apply and the walks skip them, QOS_FOR_ENT) */
+    for (unsigned e = 0; e < QOS_NENT; e++)
+        q->ent[e].parent = QOS_NONE;
     for (unsigned e = 0; e < nleaves; e++) {
         q->conf.used[e] = 1;
         vsw_qos_rate_default(&q->conf.rate[e]);
@@ -385,7 +389,7 @@ int vsw_qos_node_del(vsw_qos *q, unsigned node, vsw_error *err)
     unsigned n = node_ent(node);
     if (!q->conf.used[n])
         return vsw_err(err, -ENOENT, -1, "node %u does not exist", node);
-    for (unsigned e = 0; e < QOS_NENT; e++)
+    QOS_FOR_ENT(q, e)
         if (q->conf.used[e] && e != QOS_ROOT && parent_ent(&q->conf.rate[e]) == n)
             return vsw_err(err, -EBUSY, -1, "node %u has children (%s %u)", node, kind(q, e),
                            ident(q, e));

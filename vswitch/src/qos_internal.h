@@ -102,4 +102,15 @@ static inline int qos_is_leaf(const vsw_qos *q, unsigned e)
     return e < q->nleaves;
 }
 
+/* Walks over the entities that can be in use: leaves 0..nleaves-1, then the
+ * root and the nodes.  Leaf slots nleaves..QOS_ROOT-1 never are (leaf calls
+ * refuse them) and keep the state vsw_qos_create gave them (no parent, no
+ * children, no backlog), so a configuration change need not visit them: an
+ * adapter with 3 functions has 67 entities, not 320. */
+static inline unsigned qos_ent_next(const vsw_qos *q, unsigned e)
+{
+    return ++e == q->nleaves ? QOS_ROOT : e;
+}
+#define QOS_FOR_ENT(q, e) for (unsigned e = 0; e < QOS_NENT; e = qos_ent_next((q), e))
+
 #endif /* QOS_INTERNAL_H */

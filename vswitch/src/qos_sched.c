@@ -383,7 +383,7 @@ static void charge(vsw_qos *q, unsigned leaf, unsigned tc, uint32_t len, vsw_u12
 static uint64_t wake_time(const vsw_qos *q, vsw_u128 now)
 {
     vsw_u128 w = ~(vsw_u128)0;
-    for (unsigned e = 0; e < QOS_NENT; e++) {
+    QOS_FOR_ENT(q, e) {
         const qos_ent *x = &q->ent[e];
         if (x->parent == QOS_NONE || !x->max.on || x->max_tat <= now + x->max.tau)
             continue;
@@ -484,7 +484,7 @@ size_t vsw_qos_flush(vsw_qos *q, void (*drop)(void *ctx, uint64_t handle), void 
     memset(q->tc_frames, 0, sizeof(q->tc_frames));
     memset(q->tc_bytes, 0, sizeof(q->tc_bytes));
     memset(q->npaused, 0, sizeof(q->npaused));
-    for (unsigned e = 0; e < QOS_NENT; e++)
+    QOS_FOR_ENT(q, e)
         memset(q->ent[e].backlog, 0, sizeof(q->ent[e].backlog));
     return n;
 }

@@ -577,6 +577,68 @@ static void test_refused(void)
     vsw_qos_destroy(q);
 }
 
+/* The configuration walks visit only the entities that can be in use:
+ * leaves 0..nleaves-1, the root and nodes 1..VSW_QOS_MAX_NODES (the unused
+ * leaf slots in between are skipped, src/qos_internal.h QOS_FOR_ENT).  With
+ * 3 leaves (an adapter's PF and 2 VFs), the objects at the edges of those
+ * ranges, the last leaf and the last node, must be checked, built into the
+ * tree and scheduled like any other. */
+static void test_edge_entities(void)
+{
+    printf("edge entities (last leaf, last node, 3 leaves)\n");
+    const unsigned last = 2, top = VSW_QOS_MAX_NODES;
+    sim m = {0};
+    m.q = mkq(last + 1, 10e9);
+    vsw_error e;
+    vsw_qos_rate r, back;
+    /* the last leaf's own rates are checked */
+    vsw_qos_rate_default(&r);
+    r.tx_weight = 0;
+    CHECK(refused(vsw_qos_leaf_set(m.q, last, &r, &e), -EINVAL, &e));
+    vsw_qos_rate_default(&r);
+    r.parent = (uint16_t)top;
+    CHECK(refused(vsw_qos_leaf_set(m.q, last, &r, &e), -ENOENT, &e));
+    /* the last node: tx_max 1G, its children's guarantees must fit */
+    add_node(m.q, top, 0, 1000000000ull, 0, 1, 0);
+    set_leaf(m.q, last, 600000000ull, 0, 0, 1, top);
+    vsw_qos_rate_default(&r);
+    r.parent = (uint16_t)top;
+    r.tx_share = 500000000ull;
+    CHECK(refused(vsw_qos_leaf_set(m.q, 0, &r, &e), -ERANGE, &e));   /* 1.1G > 1G */
+    r.tx_share = 400000000ull;
+    CHECK_EQ(vsw_qos_leaf_set(m.q, 0, &r, &e), 0);                   /* exactly */
+    vsw_qos_rate_default(&r);
+    CHECK_EQ(vsw_qos_leaf_set(m.q, 0, &r, &e), 0);
+    /* the last node's guarantee counts at the root */
+    vsw_qos_rate n = { .tx_share = 1000000000ull, .tx_max = 1000000000ull, .tx_weight = 1 };
+    CHECK_EQ(vsw_qos_node_set(m.q, top, &n, &e), 0);
+    CHECK(refused(vsw_qos_set_line(m.q, 999999999ull, 0, &e), -ERANGE, &e));
+    /* a node under the last node, and a loop through it */
+    add_node(m.q, 1, 0, 0, 0, 1, top);
+    n.parent = 1;
+    CHECK(refused(vsw_qos_node_set(m.q, top, &n, &e), -ELOOP, &e));
+    CHECK(refused(vsw_qos_node_del(m.q, top, &e), -EBUSY, &e));
+    CHECK_EQ(vsw_qos_node_del(m.q, 1, &e), 0);
+    CHECK(refused(vsw_qos_node_del(m.q, top, &e), -EBUSY, &e));      /* the last leaf */
+    CHECK_EQ(vsw_qos_node_get(m.q, top, &back), 0);
+    CHECK_EQ(back.parent, 0);
+    /* traffic: the last leaf is held to the last node's 1G while leaf 0
+     * takes the rest of the link */
+    src *a = add_src(&m, last, 0, 1500, 0), *b = add_src(&m, 0, 0, 1500, 0);
+    run(&m, 0, 5 * MS, 45 * MS);
+    CHECK(within("last leaf under the last node (tx_max 1G)",
+                 rate_of(&m, a, 5 * MS, 45 * MS), 1e9, 0.05));
+    CHECK(within("leaf 0 gets the rest", rate_of(&m, b, 5 * MS, 45 * MS), 9e9, 0.05));
+    /* alone on the link, the capped last leaf still drains: the wake-up
+     * comes from the last node's cap */
+    m.n = 1;                                    /* leaf 0's source stops */
+    a->bytes = 0;
+    run(&m, 45 * MS, 50 * MS, 90 * MS);
+    CHECK(within("last leaf alone, last node's tx_max 1G",
+                 rate_of(&m, a, 50 * MS, 90 * MS), 1e9, 0.05));
+    vsw_qos_destroy(m.q);
+}
+
 /* Random configuration changes (valid or not) under random traffic: no
  * crash, the counters stay consistent, and once the caps are lifted
  * everything queued drains. */
@@ -692,6 +754,7 @@ int main(void)
     test_backpressure();
     test_backpressure_per_class();
     test_refused();
+    test_edge_entities();
     test_soak();
     return t_done();
 }
