@@ -202,11 +202,32 @@ def strict_latency(up, bulk_vfs):
     return idle, loaded
 
 
+def strict_held_within_2x(up, bulk_vfs):
+    """The loaded EF median within 2x of the idle one, measured up to twice.
+
+    Why a second measurement: both are medians of a few milliseconds of a TCG
+    host whose one vCPU also runs the bulk's iperf3, and in `make test` the
+    other lab session's hosts share the machine's two cores. The CI run of
+    2026-11-28 measured 5.18 ms loaded against 2.47 idle (quiet: 1.7 against
+    1.7). What the test guards against fails both: with strict priority lost
+    or the pings behind the bulk the median was 64-79 ms against 1.8 idle (and
+    strict sent as ETS 0% loses every EF ping: pytest.fail)."""
+    for attempt in (1, 2):
+        if attempt == 2:
+            up.reset()
+            up.line()
+        idle, loaded = strict_latency(up, bulk_vfs)
+        if statistics.median(loaded) <= 2 * statistics.median(idle):
+            return
+        print(f"attempt {attempt}: EF median {statistics.median(loaded):.2f} ms loaded, "
+              f"{statistics.median(idle):.2f} ms idle")
+    assert statistics.median(loaded) <= 2 * statistics.median(idle), (idle, loaded)
+
+
 def test_strict_class_latency_while_another_vf_saturates(congested):
     """The median round trip of EF pings (strict class 7) from VF 0 stays
     within 2x of the idle figure while VF 1's iperf3 fills the line."""
-    idle, loaded = strict_latency(congested, (1,))
-    assert statistics.median(loaded) <= 2 * statistics.median(idle), (idle, loaded)
+    strict_held_within_2x(congested, (1,))
 
 
 def test_strict_class_latency_with_bulk_of_the_same_vf(congested):
@@ -216,8 +237,7 @@ def test_strict_class_latency_with_bulk_of_the_same_vf(congested):
     VF's part of class 0 is full. (With one TX ring per VF the ring stopped
     as a whole and the pings waited for the bulk to drain to half: median
     64-79 ms against 1.7-1.9 idle; this test was a strict xfail then.)"""
-    idle, loaded = strict_latency(congested, (0, 1))
-    assert statistics.median(loaded) <= 2 * statistics.median(idle), (idle, loaded)
+    strict_held_within_2x(congested, (0, 1))
 
 
 # The RDMA engine's frames carry 1440 bytes of payload in a 1514-byte
