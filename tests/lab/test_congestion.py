@@ -211,12 +211,20 @@ def strict_held_within_2x(up, bulk_vfs):
     2026-11-28 measured 5.18 ms loaded against 2.47 idle (quiet: 1.7 against
     1.7). What the test guards against fails both: with strict priority lost
     or the pings behind the bulk the median was 64-79 ms against 1.8 idle (and
-    strict sent as ETS 0% loses every EF ping: pytest.fail)."""
+    strict sent as ETS 0% loses every EF ping: pytest.fail). A set-up that
+    missed on the first attempt (pytest.fail: the line not full) is measured
+    again too; on the second it fails the test."""
     for attempt in (1, 2):
         if attempt == 2:
             up.reset()
             up.line()
-        idle, loaded = strict_latency(up, bulk_vfs)
+        try:
+            idle, loaded = strict_latency(up, bulk_vfs)
+        except pytest.fail.Exception as e:     # a set-up that missed (the line not full)
+            if attempt == 2:
+                raise
+            print(f"attempt 1: {e}")
+            continue
         if statistics.median(loaded) <= 2 * statistics.median(idle):
             return
         print(f"attempt {attempt}: EF median {statistics.median(loaded):.2f} ms loaded, "
@@ -328,26 +336,10 @@ def write_lat(lab, tos=True):
 FRAME_US = 1538 * 8 / LINE_MBIT
 
 
-def test_rdma_latency_in_a_strict_class_beside_bulk_rdma(congested):
-    """ib_write_lat -R --tos 184 (DSCP 46 -> priority 7, strict class 7)
-    from h1 VF 0 keeps its latency while ib_write_bw -R from VF 1 (class 0,
-    tx_weight 100 against VF 0's 1) fills the line: its typical round trip
-    beside the bulk is at most the idle one plus one frame time (1,025 usec
-    at 12 Mbit/s). A strict class cannot do better on a link that does not
-    preempt: its frame waits for the bulk frame on the wire (half a frame
-    time on average), as on any NIC; "within 2x of idle" would need a line
-    where a frame takes less than the ~45-usec idle round trip (270 Mbit/s),
-    which the bulk cannot fill under TCG (docs/qos.md). The same flow
-    without --tos (class 0) beside the same bulk waits behind VF 1's
-    weighted share: at least one frame time more than in class 7, which
-    shows the class is what holds the latency.
-
-    Checks from the device's class counters that the latency flow went out
-    in class 7 and the bulk filled the line in class 0. The bulk client
-    and server run at nice 19: each host has one vCPU, and the latency tool
-    busy-polls on it. Measured 2026-11-28: idle 43-53 usec typical, class 7
-    beside the bulk 545-547, class 0 2,667 (docs/qos.md)."""
-    up = congested
+def rdma_latency_beside_bulk(up):
+    """ib_write_lat idle in class 7, then beside the bulk ib_write_bw in class 7
+    and in class 0; checks the bulk filled the line and the latency flow was in
+    class 7 (pytest.fail otherwise). Returns the three (typical, average)."""
     lab = up.lab
     strict_class_7(up)
     up.sh(f"devlink port function rate set {up.dl}/2 tx_weight 100")
@@ -375,5 +367,43 @@ def test_rdma_latency_in_a_strict_class_beside_bulk_rdma(congested):
         pytest.fail(f"the bulk did not fill the line: {bulk_mbit:.2f} Mbit/s")
     if c[7]["sent_pkts"] < LAT_ITERS:
         pytest.fail(f"the latency flow was not in class 7: {c}")
+    return idle, strict, best_effort
+
+
+def test_rdma_latency_in_a_strict_class_beside_bulk_rdma(congested):
+    """ib_write_lat -R --tos 184 (DSCP 46 -> priority 7, strict class 7)
+    from h1 VF 0 keeps its latency while ib_write_bw -R from VF 1 (class 0,
+    tx_weight 100 against VF 0's 1) fills the line: its typical round trip
+    beside the bulk is at most the idle one plus one frame time (1,025 usec
+    at 12 Mbit/s). A strict class cannot do better on a link that does not
+    preempt: its frame waits for the bulk frame on the wire (half a frame
+    time on average), as on any NIC; "within 2x of idle" would need a line
+    where a frame takes less than the ~45-usec idle round trip (270 Mbit/s),
+    which the bulk cannot fill under TCG (docs/qos.md). The same flow
+    without --tos (class 0) beside the same bulk waits behind VF 1's
+    weighted share: at least one frame time more than in class 7, which
+    shows the class is what holds the latency.
+
+    Checks from the device's class counters that the latency flow went out
+    in class 7 and the bulk filled the line in class 0. The bulk client
+    and server run at nice 19: each host has one vCPU, and the latency tool
+    busy-polls on it. Measured 2026-11-28: idle 43-53 usec typical, class 7
+    beside the bulk 545-547, class 0 2,667 (docs/qos.md)."""
+    for attempt in (1, 2):
+        if attempt == 2:        # why a second measurement: strict_held_within_2x
+            congested.reset()
+            congested.line()
+        try:
+            idle, strict, best_effort = rdma_latency_beside_bulk(congested)
+        except pytest.fail.Exception as e:     # the bulk missed the line (make test's CPU)
+            if attempt == 2:
+                raise
+            print(f"attempt 1: {e}")
+            continue
+        held = strict[0] <= idle[0] + FRAME_US and best_effort[0] >= strict[0] + FRAME_US
+        if held:
+            return
+        print(f"attempt {attempt}: typical usec idle {idle[0]:.1f}, class 7 {strict[0]:.1f}, "
+              f"class 0 {best_effort[0]:.1f}")
     assert strict[0] <= idle[0] + FRAME_US, (idle, strict)
     assert best_effort[0] >= strict[0] + FRAME_US, (strict, best_effort)
