@@ -56,6 +56,19 @@ def line_full(got):
         pytest.fail(f"the line was not full: {got}")
 
 
+def full_flows(lab, extra=("", "")):
+    """congestion_env.flows, measured once more when the two flows did not fill
+    the line: on a machine whose two cores also run the other lab session
+    (`make test`), a CPU-starved host may not offer the line its rate (seen:
+    8.77 of 11.3 Mbit/s while that session booted its nested guests). A
+    second miss is left to line_full (pytest.fail)."""
+    got = flows(lab, extra)
+    if sum(got) < LINE_MBIT * PER_WIRE * 0.9:
+        print(f"\nthe line was not full ({got[0]:.2f} + {got[1]:.2f} Mbit/s): measured again")
+        got = flows(lab, extra)
+    return got
+
+
 def within(got, want, tol=0.1):
     return want * (1 - tol) <= got <= want * (1 + tol)
 
@@ -83,13 +96,13 @@ def test_shares_of_a_congested_uplink(congested):
     up, d, n = congested, congested.dl, congested.dev
     up.sh(f"devlink port function rate set {d}/1 tx_weight {WEIGHTS[0]}; "
           f"devlink port function rate set {d}/2 tx_weight {WEIGHTS[1]}")
-    weighted = flows(up.lab)
+    weighted = full_flows(up.lab)
     up.sh(f"devlink port function rate set {d}/1 tx_weight 0; "
           f"devlink port function rate set {d}/2 tx_weight 0; "
           f"dcb ets set dev {n} tc-tsa all:ets tc-bw {ETS_BW} prio-tc all:0 1:1 2:2; "
           f"dcb app add dev {n} dscp-prio {DSCP[0]}:1 {DSCP[1]}:2; "
           f"dcb apptrust set dev {n} order dscp")
-    classes = flows(up.lab, tuple(f"-S {x << 2}" for x in DSCP))
+    classes = full_flows(up.lab, tuple(f"-S {x << 2}" for x in DSCP))
     for what, got, want in (("weights", weighted, WEIGHTS), ("ets", classes, ETS)):
         print(f"\nline rate {LINE_MBIT} Mbit/s, {what} {want}: VF0 {got[0]:.2f}, "
               f"VF1 {got[1]:.2f} Mbit/s, ratio {got[0] / got[1]:.2f}, sum {sum(got):.2f}")
@@ -105,18 +118,18 @@ def test_tx_max_holds_while_another_vf_saturates(congested):
     other VF the rest of the line."""
     up, d = congested, congested.dl
     up.sh(f"devlink port function rate set {d}/1 tx_max 4mbit")
-    by_devlink = flows(up.lab)
+    by_devlink = full_flows(up.lab)
     up.sh(f"devlink port function rate set {d}/1 tx_max 0; "
           f"ip link set {up.dev} vf 1 max_tx_rate 3")
-    by_ip_link = flows(up.lab)
+    by_ip_link = full_flows(up.lab)
     for what, got, vf, cap in (("devlink tx_max 4mbit on VF0", by_devlink, 0, 4),
                                ("ip link max_tx_rate 3 on VF1", by_ip_link, 1, 3)):
         print(f"\nline rate {LINE_MBIT} Mbit/s, {what}: VF0 {got[0]:.2f}, VF1 {got[1]:.2f} "
               f"Mbit/s (cap as TCP payload {cap * PER_FRAME:.2f}), sum {sum(got):.2f}")
-    assert within(by_devlink[0], 4 * PER_FRAME), by_devlink
-    assert within(by_ip_link[1], 3 * PER_FRAME), by_ip_link
     line_full(by_devlink)
     line_full(by_ip_link)
+    assert within(by_devlink[0], 4 * PER_FRAME), by_devlink
+    assert within(by_ip_link[1], 3 * PER_FRAME), by_ip_link
 
 
 def test_tenant_nodes_share_3_to_1(congested):
@@ -128,7 +141,7 @@ def test_tenant_nodes_share_3_to_1(congested):
           f"devlink port function rate add {d}/tenant2 tx_weight 1; "
           f"devlink port function rate set {d}/1 tx_weight 1 parent tenant1; "
           f"devlink port function rate set {d}/2 tx_weight 3 parent tenant2")
-    got = flows(up.lab)
+    got = full_flows(up.lab)
     print(f"\nline rate {LINE_MBIT} Mbit/s, tenant nodes 3:1 (leaves 1:3): VF0 {got[0]:.2f}, "
           f"VF1 {got[1]:.2f} Mbit/s, ratio {got[0] / got[1]:.2f}, sum {sum(got):.2f}")
     assert within(got[0] / got[1], 3), got
@@ -142,7 +155,7 @@ def test_tx_share_guarantee_while_another_vf_saturates(congested):
     up, d = congested, congested.dl
     up.sh(f"devlink port function rate set {d}/1 tx_share 7mbit tx_weight 1; "
           f"devlink port function rate set {d}/2 tx_weight 1000")
-    got = flows(up.lab)
+    got = full_flows(up.lab)
     print(f"\nline rate {LINE_MBIT} Mbit/s, VF0 tx_share 7mbit weight 1, VF1 weight 1000: "
           f"VF0 {got[0]:.2f} (guarantee as TCP payload {7 * PER_FRAME:.2f}), "
           f"VF1 {got[1]:.2f} Mbit/s, sum {sum(got):.2f}")
