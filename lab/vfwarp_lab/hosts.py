@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import wire
-from .paths import FIRMWARE_DIRS, Image, LabError, guest_share_dir, qemu_binary
+from .paths import (FIRMWARE_DIRS, LEAN_KERNEL_ARGS, Image, LabError, guest_share_dir,
+                    qemu_binary)
 
 DEFAULT_STATE = Path(os.environ.get("VFWARP_LAB_STATE", "/tmp/vfwarp-lab"))
 SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
@@ -221,14 +222,8 @@ class Lab:
             # no_timer_check: under TCG on a loaded machine the kernel's
             # IO-APIC timer probe can miss its window and panic ("timer
             # doesn't work through Interrupt-remapped IO-APIC"); seen here.
-            # init_on_alloc=0 mitigations=off: no zeroing of each allocation, no
-            # speculation barriers (a TCG CPU needs none): 300 fork+exec 4.5 -> 3.5 s,
-            # boot to ssh 55 -> 43 s (2026-11-28). The blacklisted initcalls:
-            # tenants.py BOOT_ARGS (self-tests nothing in the lab uses)
             "-append", f"root=/dev/vda rw console=ttyS0 intel_iommu=on no_timer_check "
-                       "init_on_alloc=0 mitigations=off "
-                       "initcall_blacklist=crypto_kdf108_init,jent_mod_init,init_encrypted "
-                       f"vfwarp.host={spec.name}",
+                       f"{LEAN_KERNEL_ARGS} vfwarp.host={spec.name}",
             "-drive", f"file={image.disk},if=virtio,format=raw,snapshot=on",
             "-netdev", f"user,id=mgmt,hostfwd=tcp:127.0.0.1:{spec.ssh_port}-:22",
             "-device", f"virtio-net-pci,netdev=mgmt,mac={spec.mgmt_mac},romfile=",

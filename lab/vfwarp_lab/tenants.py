@@ -28,7 +28,7 @@ import time
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape, quoteattr
 
-from .paths import LabError, guest_share_dir
+from .paths import LEAN_KERNEL_ARGS, LabError, guest_share_dir
 
 MGMT_NET = "vfwarp-mgmt"
 MGMT_BRIDGE = "vfwmgmt0"
@@ -41,19 +41,13 @@ VIRSH = "virsh -q -c qemu:///system"
 #  tsc=reliable          no clocksource watchdog, no fallback to the HPET,
 #  no_timer_check          whose every read is an MMIO exit two levels down
 #  cryptomgr.notests     no self-test of each crypto algorithm at boot
-#  init_on_alloc=0       no zeroing of every kernel allocation
-#  mitigations=off       no speculation barriers on each kernel entry/exit
-#  initcall_blacklist=   three built-in initcalls that took 38, 19 and 19 s of a
-#                        nested boot (initcall_debug, 2026-11-28): the SP800-108
-#                        KDF self-test, the jitter entropy source's own start-up
-#                        test (the kernel's RNG seeds without it) and the
-#                        "encrypted" key type; a tenant uses none of them
+#  LEAN_KERNEL_ARGS      paths.py: no allocation zeroing, no mitigations, three
+#                        self-test initcalls skipped (76 s of a nested boot)
 #  rcupdate.rcu_expedited=1  grace periods by IPI, not by waiting for ticks:
 #                        each module load waits for some (rdma_ucm: 3.3 -> 1.8 s)
+# The role guest's guest_boot_args carries the same words (a YAML default).
 BOOT_ARGS = ("console=ttyS0 quiet tsc=reliable no_timer_check cryptomgr.notests "
-             "init_on_alloc=0 mitigations=off "
-             "initcall_blacklist=crypto_kdf108_init,jent_mod_init,init_encrypted "
-             "rcupdate.rcu_expedited=1")
+             f"{LEAN_KERNEL_ARGS} rcupdate.rcu_expedited=1")
 # The tenant's CPU: qemu64 with RDRAND (TCG emulates it). Without it the kernel's
 # random pool was first seeded 66 s after init had started (by the jitter loop a
 # blocking getrandom() runs), and sshd waited for it: with it the pool is ready at boot.
