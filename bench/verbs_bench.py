@@ -184,7 +184,11 @@ def perftest(lab, tool, dev_ns, srv_ip, size, secs, extra="", iters=0):
     if not bw:
         # lat: t_typical is perftest's median, t_avg its mean (a tail of
         # host-scheduling stalls under TCG pulls the mean far above it)
-        return {"avg": float(cols[5]), "typical": float(cols[4])}, ({}, 0), cmd
+        lat = {"avg": float(cols[5]), "typical": float(cols[4]), "min": float(cols[2]),
+               "max": float(cols[3])}
+        if len(cols) > 8:   # 99% and 99.9% percentiles
+            lat.update(p99=float(cols[7]), p999=float(cols[8]))
+        return lat, ({}, 0), cmd
     val = float(cols[3])
     if val <= 0:
         # perftest prints a result line even when nothing moved (siw seen so)
@@ -229,7 +233,11 @@ def sockperf(lab, ns, dst, secs):
     med = re.search(r"percentile 50\.000 =\s*([\d.]+)", r.stdout)
     if not m or not med:
         raise RuntimeError(f"{cmd}: no latency\n{r.stdout[-2000:]}")
-    return {"avg": float(m.group(1)), "typical": float(med.group(1))}, cmd
+    lat = {"avg": float(m.group(1)), "typical": float(med.group(1))}
+    p99 = re.search(r"percentile 99\.000 =\s*([\d.]+)", r.stdout)
+    if p99:
+        lat["p99"] = float(p99.group(1))
+    return lat, cmd
 
 
 EVENTS_MIN_ITERS = 1000

@@ -33,6 +33,15 @@ SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/nul
 # the command did not run, so it is tried again on a connection of its own.
 MUX_FAILED = re.compile(r"mux_client|[Cc]ontrol ?[Ss]ocket|Session open refused|"
                         r"administratively prohibited|master is dead")
+# Nice value of each QEMU's main thread, where the adapter's model runs
+# (doorbell bottom halves, frames from the wire, timers), set once the
+# host answers ssh (its vCPU threads exist by then and stay at 0; threads
+# the main thread starts later, I/O workers, inherit it). Hardware works
+# beside the CPUs; under TCG on 2 cores a spinning vCPU (perftest
+# busy-polls) otherwise holds the core while the device waits a scheduler
+# slice: ib_write_lat's mean 99-133 -> 58-64 usec, its 99th percentile
+# 1.0-1.9 -> 0.6-0.8 ms (bench/device_priority.py, docs/verbs-bench.md).
+DEVICE_THREAD_NICE = -10
 UNIX_PATH_MAX = 100   # sun_path is 108 bytes; ssh adds a suffix while binding
 
 
@@ -256,6 +265,15 @@ class Lab:
         lines = path.read_text(errors="replace").strip().splitlines() if path.exists() else []
         return lines[-1] if lines else "no message"
 
+    def _prioritize_device(self, spec):
+        """The main thread (thread id = process id) above the vCPUs; without
+        the right to raise a priority (not root) the lab runs as before."""
+        try:
+            os.setpriority(os.PRIO_PROCESS, spec.pid, DEVICE_THREAD_NICE)
+        except PermissionError:
+            self.log(f"{spec.name}: cannot raise the device thread's priority (not root): "
+                     "RDMA latency figures will show host scheduling stalls")
+
     def _wait_all_ssh(self, names, boot_timeout):
         """Wait until every host answers ssh; fail fast if any QEMU dies."""
         start = time.monotonic()
@@ -271,6 +289,7 @@ class Lab:
                 r = subprocess.run(self._ssh_argv(spec, "true"), capture_output=True, timeout=60)
                 if r.returncode == 0:
                     waiting.remove(name)
+                    self._prioritize_device(spec)
                     self.log(f"{name}: up in {time.monotonic() - start:.0f}s, "
                              f"ssh -p {spec.ssh_port} root@127.0.0.1")
             now = time.monotonic()

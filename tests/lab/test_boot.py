@@ -1,7 +1,9 @@
 """Two emulated hosts boot with the vfwarp adapter, answer ssh, and load the
 PF driver built in the build environment."""
+import os
 import re
 
+from vfwarp_lab.hosts import DEVICE_THREAD_NICE
 from vfwarp_lab.paths import guest_share_dir
 
 PF_ID = "1234:f0a0"
@@ -13,6 +15,28 @@ def test_both_hosts_answer_ssh_with_their_own_name(lab2):
         host, kver = r.stdout.split()
         assert host == name
         assert kver == lab2.image.kver
+
+
+def _threads(pid):
+    """{thread id: (nice, CPU ticks)} of a process, from /proc (the name in
+    parentheses may hold spaces: the fields start after its last ')')."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out[int(tid)] = (int(fields[16]), int(fields[11]) + int(fields[12]))
+    return out
+
+
+def test_device_thread_above_the_vcpus(lab2):
+    """The launcher raises each QEMU's main thread (the device model) above
+    its vCPU thread, which stays at the default (hosts.DEVICE_THREAD_NICE)."""
+    for name, spec in lab2.hosts.items():
+        threads = _threads(spec.pid)
+        assert threads[spec.pid][0] == DEVICE_THREAD_NICE, (name, threads)
+        # the vCPU: the thread, other than the main one, with the most CPU time
+        vcpu = max((t for t in threads if t != spec.pid), key=lambda t: threads[t][1])
+        assert threads[vcpu][0] == 0, (name, threads)
 
 
 def test_adapter_pf_visible_in_lspci_on_both_hosts(lab2):
