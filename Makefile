@@ -105,6 +105,7 @@ bench-lab: qemu modules provider siw pydeps
 	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || $(PYTHON) -m pip install -q matplotlib
 	@echo "==> iWARP RDMA through VFs vs virtio-net TCP, VF TCP, siw (lab)"; $(PYTHON) bench/verbs_bench.py --secs 3
 	@echo "==> the same at MTU 9000 on both paths (lab)"; $(PYTHON) bench/verbs_bench.py --secs 3 --sizes 65536,262144 --mtu 9000
+	@echo "==> 8-byte round trip with the device model's thread at the vCPUs' priority and above (lab)"; $(PYTHON) bench/device_priority.py --reps 3 --secs 10
 	@echo "==> vfwarpctl: 128 VFs / 32 tenants applied, re-applied, planned (lab)"; $(PYTHON) bench/policy_bench.py --reps 3
 
 clean:
