@@ -94,7 +94,6 @@ def main():
                       f"p99 {fig['rdma'].get('p99', float('nan')):7.1f} usec; "
                       f"TCP avg {fig['tcp']['avg']:7.1f} median {fig['tcp']['typical']:6.1f}",
                       flush=True)
-        set_device_nice(lab, 0)
     finally:
         lab.down()
     res = {
