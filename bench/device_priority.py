@@ -26,7 +26,6 @@ drift of the machine's load does not favour one of them.
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import verbs_bench as vb  # noqa: E402
+from machine_info import machine  # noqa: E402
 
 OUT = vb.TOP / "bench" / "results" / "device-priority.json"
 
@@ -103,10 +103,8 @@ def main():
         "tools": cmds,
         "settings": {str(n): {"samples": samples[n], "median_of_reps": summary(samples[n])}
                      for n in nices},
-        "when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-        "machine": {"cpu": platform.processor() or platform.machine(),
-                    "cores": os.cpu_count(), "kernel": platform.release(),
-                    "loadavg": os.getloadavg()},
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": machine(),
     }
     OUT.write_text(json.dumps(res, indent=1) + "\n")
     print(f"\n{'nice':>5} {'RDMA avg':>9} {'median':>7} {'p99':>8} {'TCP avg':>8} {'median':>7} "

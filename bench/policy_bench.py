@@ -32,8 +32,6 @@ import argparse
 import base64
 import io
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -50,6 +48,7 @@ sys.path.insert(0, str(TOP / "tests" / "lab"))
 from vfwarp_lab import Image, Lab  # noqa: E402
 from vfwarp_lab.paths import guest_share_dir  # noqa: E402
 from qos_env import RESET  # noqa: E402
+from machine_info import machine  # noqa: E402
 
 HOST = "h1"
 PF_ID = "1234:f0a0"
@@ -288,8 +287,7 @@ def main():
                  "`vfwarpctl CMD --json --timings DIR`, timed with bash $EPOCHREALTIME inside the host",
         "host": {"kernel": info[0], "vcpus": info[1], "iproute2": info[2], "devlink": info[3],
                  "python": info[4]},
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                    "kernel": platform.release(), "loadavg": os.getloadavg()},
+        "machine": machine(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     (TOP / "bench" / "results").mkdir(parents=True, exist_ok=True)

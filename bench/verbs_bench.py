@@ -32,7 +32,6 @@ run are the point.
 import argparse
 import json
 import os
-import platform
 import re
 import sys
 import tempfile
@@ -43,6 +42,7 @@ TOP = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOP / "lab"))
 sys.path.insert(0, str(TOP / "tests" / "lab"))
 from vfwarp_lab import Image, Lab  # noqa: E402
+from machine_info import machine  # noqa: E402
 import vf_env as vt  # noqa: E402
 
 SIZES = [64, 256, 1024, 4096, 16384, 65536, 262144]
@@ -474,9 +474,7 @@ def main():
                  f"(bandwidth runs last {a.secs + CPU_LEAD_S + CPU_TAIL_S + 1} s; events-mode "
                  "runs by message count); server on h2, client on h1; "
                  f"adapter properties: {a.device_opts or 'defaults'}",
-        "machine": {"cpu": platform.processor() or platform.machine(),
-                    "cores": os.cpu_count(), "kernel": platform.release(),
-                    "loadavg": os.getloadavg()},
+        "machine": machine(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "wall_s": round(time.time() - t0),
     }

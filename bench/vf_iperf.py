@@ -11,8 +11,6 @@ Writes bench/results/vf-iperf.json. Needs `make qemu modules image`.
 """
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -24,6 +22,7 @@ sys.path.insert(0, str(TOP / "lab"))
 sys.path.insert(0, str(TOP / "tests" / "lab"))
 from vfwarp_lab import Image, Lab  # noqa: E402
 import vf_env as vt  # noqa: E402
+from machine_info import machine  # noqa: E402
 
 VIO_SETUP = r"""
 set -eu
@@ -77,9 +76,7 @@ def main():
         "iperf3": f"iperf3 -c DST -t {a.secs} -O 1 -J (one stream), {a.reps} alternating runs each",
         "setup": "2 lab hosts (TCG, 1 vCPU, 2 GiB each); VF0 of each host in a netns; "
                  "virtio-net NICs on a second dgram wire in a netns",
-        "machine": {"cpu": platform.processor() or platform.machine(),
-                    "cores": os.cpu_count(), "kernel": platform.release(),
-                    "loadavg": os.getloadavg()},
+        "machine": machine(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     (TOP / "bench" / "results").mkdir(parents=True, exist_ok=True)
