@@ -12,7 +12,7 @@ from vfwarp_manager import desired, layers, live, network_layer, plan, policy, s
 from vfwarp_manager.actions import Step
 from vfwarp_manager.runner import Result
 
-from virshhost import VirshHost, vf_pci
+from virshhost import VirshError, VirshHost, vf_pci
 
 DATA = Path(__file__).resolve().parent / "data"
 PF = "enp1s0"
@@ -182,7 +182,7 @@ def test_a_tenant_named_like_a_foreign_network_is_refused_untouched(tmp_path):
     with pytest.raises(network_layer.Refused, match="vfwarp-pool-red exists and is not vfwarpctl's"):
         apply(tmp_path, host, want)
     assert host.state() == before
-    assert {c[0] for c in host.virsh_cmds} == {"echo", "net-list", "net-dumpxml"}
+    assert {c[0] for c in host.virsh_cmds} == {"net-list", "net-dumpxml"}
     state = plan.read_live(host, want)
     assert "foreign" in state["unread"]["networks vfwarp-pool-red"]
 
@@ -204,7 +204,7 @@ def test_a_network_in_use_is_not_restarted_unless_allowed(tmp_path):
         ["~ network vfwarp-red vlan: 300 -> 301  [detach]"]
     _, out = apply(tmp_path, host, b, refuse_in_use=False)
     assert out.result == "applied"
-    assert "<tag id='301'" in host.run(network_layer.virsh(URI) + ["net-dumpxml", "vfwarp-red"]).stdout
+    assert "<tag id='301'" in host.virsh(URI, ["net-dumpxml", "--", "vfwarp-red"]).stdout
 
 
 def test_hand_changes_are_drift_and_apply_restores(tmp_path):
@@ -239,21 +239,55 @@ def test_without_libvirt_the_layer_is_reported_not_applied(tmp_path):
     assert "networks" not in m.target(want)
 
 
-def test_one_virsh_process_reads_every_network_and_odd_names_are_read_alone(tmp_path):
+def test_every_virsh_command_goes_through_the_session_odd_names_after_a_double_dash(tmp_path):
+    """No virsh process of its own (VirshHost fails the test if one starts):
+    every read and step is a command of the run's co-process; a name, even
+    one virsh's parser would split or read as an option, is passed after
+    `--` (quoted by the session: test_virsh_session.py on a real virsh)."""
     host = VirshHost(PF, numvfs=4)
     host.add(OWNED_XML.replace("function='0x4'", "function='0x3'"))
-    host.add(FOREIGN_XML.replace("vfwarp-pool-red", "vfwarp-pool red"), active=False)
-    want = compiled(tmp_path, **{"red.yaml": RED.replace("{range: 0-1}", "{indices: [1, 2]}")})
-    m = model(host, want)
-    host.calls.clear()
-    live = m.read(host)
-    virsh_calls = [c for c in host.calls if c[0] == "virsh"]
-    # the files' network came with the probe's lists (one process); the
-    # odd name no file names is read alone, as an argv
-    assert len(virsh_calls) == 1, virsh_calls
-    assert virsh_calls[0][4:] == ("net-dumpxml", "--inactive", "vfwarp-pool red")
-    assert m._foreign == ["vfwarp-pool red"]
-    assert layers.mismatches(live, m.target(want)) == []
+    host.add(FOREIGN_XML.replace("vfwarp-pool-red", "vfwarp-pool red;'x"), active=False)
+    host.add(FOREIGN_XML.replace("vfwarp-pool-red", "vfwarp---all"), active=False)
+    want = compiled(tmp_path, **{"red.yaml": RED.replace("{range: 0-1}", "{indices: [1, 0]}"),
+                                 "blue.yaml": BLUE})
+    m, out = apply(tmp_path, host, want)
+    assert out.result == "applied", out.reason
+    assert m._foreign == ["vfwarp---all", "vfwarp-pool red;'x"]
+    assert ("net-dumpxml", "--inactive", "--", "vfwarp-pool red;'x") in host.virsh_cmds
+    assert ("net-start", "--", "vfwarp-blue") in host.virsh_cmds
+    assert host.sessions == {URI}
+    assert not [c for c in host.calls if c[0] == "virsh" and len(c) < 5]
+
+
+def test_a_failed_virsh_command_is_its_steps_and_nothing_after_it_runs(tmp_path):
+    """The co-process goes on after a failed command, the transaction must
+    not: net-start of green fails (its definition ran: the step counts as
+    run and is undone), the steps after it never reach virsh."""
+    host = VirshHost(PF, numvfs=4)
+    a = compiled(tmp_path, **{"red.yaml": RED})
+    assert apply(tmp_path, host, a)[1].result == "applied"
+    before = host.state()
+    start = host._net_start
+
+    def refuse_green(args, data, stdin):
+        if data == ["vfwarp-green"]:
+            raise VirshError("Failed to start network vfwarp-green\nerror: internal error: "
+                             "no free VF")
+        return start(args, data, stdin)
+    host._net_start = refuse_green
+    b = compiled(tmp_path, **{"red.yaml": RED.replace("300", "301"),
+                              "green.yaml": "version: 1\nkind: tenant\nname: green\nvfs: {indices: [3]}\n"})
+    host.virsh_cmds.clear()
+    _, out = apply(tmp_path, host, b)
+    assert (out.result, out.ran) == ("restored", 1), out.reason
+    assert "step 1 (networks vfwarp-green: define, start)" in out.reason
+    assert "no free VF" in out.reason
+    assert host.state() == before
+    ran = [c for c in host.virsh_cmds if c[0] != "net-list" and c[0] != "net-dumpxml"]
+    assert ran == [("net-define", "/dev/stdin"), ("net-autostart", "--", "vfwarp-green"),
+                   ("net-start", "--", "vfwarp-green"),
+                   # undo of step 1, last first; red's step 2 never ran
+                   ("net-destroy", "--", "vfwarp-green"), ("net-undefine", "--", "vfwarp-green")], ran
 
 
 def test_journal_scope_and_steps_are_json():
@@ -267,32 +301,28 @@ def test_journal_scope_and_steps_are_json():
 
 
 def test_the_probe_reads_the_files_networks_with_the_lists_missing_ones_are_no_error(tmp_path):
-    """One virsh process for a read of the networks the files name (re-apply,
-    plan, drift: docs/policy.md "Speed"); one the files do not name (a
-    deleted tenant's) costs a second; a network the files name that does not
-    exist yet is not an error, any other virsh error is."""
+    """The networks the files name are read by the probe, with the lists
+    (re-apply, plan, drift ask nothing again); one the files do not name (a
+    deleted tenant's) is read by the snapshot; a network the files name
+    that does not exist yet is not asked for; a virsh error fails the read."""
     host = VirshHost(PF, numvfs=4)
     host.add(OWNED_XML)                                       # vfwarp-red, owned
     want = compiled(tmp_path, **{"red.yaml": RED, "blue.yaml": RED.replace("red", "blue").replace(
         "0-1", "2-3").replace("300", "301")})
-    host.calls.clear()
     m = layers.PfHost.for_desired(host, want)
+    probed = list(host.virsh_cmds)
+    assert ("net-dumpxml", "--inactive", "--", "vfwarp-red") in probed
+    assert not [c for c in probed if "vfwarp-blue" in c]      # missing: not asked
+    host.virsh_cmds.clear()
     m.read(host)
-    virsh_calls = [c for c in host.calls if c[0] == "virsh"]
-    assert len(virsh_calls) == 1, virsh_calls                # vfwarp-blue missing: fine
-    assert "net-dumpxml --inactive vfwarp-blue" in virsh_calls[0][-1]
+    assert host.virsh_cmds == [], host.virsh_cmds              # the snapshot asked nothing again
     want_blue_only = compiled(tmp_path, **{"blue.yaml": RED.replace("red", "blue")})
-    host.calls.clear()
-    layers.PfHost.for_desired(host, want_blue_only).read(host)
-    virsh_calls = [c for c in host.calls if c[0] == "virsh"]
-    assert len(virsh_calls) == 2, virsh_calls                # vfwarp-red: no file names it
-    assert "net-dumpxml --inactive vfwarp-red" in virsh_calls[1][-1]
-    # a real failure among "not found" errors still fails the read
-    r = host.run
-    host.run = lambda argv, stdin=None: Result(argv, 1, "", "error: failed to connect to the hypervisor\n")
+    m = layers.PfHost.for_desired(host, want_blue_only)
+    host.virsh_cmds.clear()
+    m.read(host)
+    assert ("net-dumpxml", "--inactive", "--", "vfwarp-red") in host.virsh_cmds   # no file names it
+    # a virsh error fails the read
+    host.virsh = lambda uri, args, stdin=None: Result(("virsh",), 1, "",
+                                                       "error: failed to connect to the hypervisor\n")
     with pytest.raises(live.LiveError, match="failed to connect"):
         network_layer.lists(host, URI, ["vfwarp-blue"])
-    host.run = r
-    # "not found" for a name that was not announced as possibly missing fails too
-    with pytest.raises(live.LiveError, match="not found"):
-        network_layer.batch(host, URI, ["net-dumpxml vfwarp-nothere"], may_be_missing={"x"})

@@ -16,8 +16,11 @@ the lab host (libvirt 11.3, Debian 13) and in libvirt's network driver:
     one with another uuid for an existing name is refused;
   - `net-start` of a running network, `net-destroy` of a stopped one, any
     command on an unknown network: refused (exit 1, libvirt's message);
-  - several commands in one argument ("echo @@0@@; net-list --name; ..."),
-    each run in turn, a failure printed on stderr and the rest still run;
+  - commands of the run's virsh co-process (Runner.virsh; virsh_session.py
+    speaks virsh's shell and is tested against a real virsh in
+    test_virsh_session.py), each with its own result, a failure printed on
+    stderr as "error: ..."; a name after `--` is data, never an option;
+    a virsh started as a process of its own is an error of the test;
   - `net-list --name [--all] [--autostart]`, `net-dumpxml [--inactive]`
     (a running network's XML carries `connections` when domains use it),
     `list --name`, `dumpxml DOM`.
@@ -29,6 +32,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from vfwarp_manager.runner import Replay, Result
+from vfwarp_manager.virsh_session import command_line, writable
 
 PF_PCI = "0000:01:00.0"
 
@@ -54,7 +58,9 @@ class VirshHost(Replay):
         self.nets = {}
         self.domains = {}             # running domains: {name: domain XML}
         self.uses = {}                # {domain: network it has a VF of}
-        self.virsh_cmds = []          # every virsh command run, batched or not
+        self.virsh_cmds = []          # every virsh command run
+        self.sessions = set()         # URIs a virsh co-process was asked on
+        self.processes = []           # commands virsh could not take on its shell's line
         self._uuids = 0
         self.set_numvfs(numvfs)
 
@@ -122,32 +128,40 @@ class VirshHost(Replay):
             return Result(argv, 1, "", "Failed to connect to devlink Netlink\n")
         if argv == ("ip", "-j", "-d", "link", "show", "dev", self.pf):
             return Result(argv, 0, self._ip_link(), "")
-        if argv[:4] != ("virsh", "-q", "-c", self.uri):
-            raise AssertionError(f"unexpected command {argv}")
-        if len(argv) == 5 and " " in argv[4]:
-            # several commands in one string: virsh runs each, on past failures
-            # (their messages on stderr); the exit status is the last one's
-            outs, errs, rc = [], [], 0
-            for c in argv[4].split(";"):
-                words = c.split()
-                assert not any(ch in c for ch in "'\"\\"), c        # the layer never quotes
-                r = self._one(words[0], words[1:], None)
-                outs.append(r[1])
-                errs.append(r[2])
-                rc = r[0]
-            return Result(argv, rc, "".join(outs), "".join(errs))
-        rc, out, err = self._one(argv[4], list(argv[5:]), stdin)
+        if argv[:1] == ("virsh",):
+            raise AssertionError(f"a virsh process of its own: {argv} (every libvirt command "
+                                 "goes through the run's virsh co-process, Runner.virsh)")
+        raise AssertionError(f"unexpected command {argv}")
+
+    def virsh(self, uri, args, stdin=None):
+        """A command of the virsh co-process (virsh_session.py): as virsh's
+        shell runs it, its own result, the session going on after it."""
+        args = [str(a) for a in args]
+        assert uri == self.uri, uri
+        argv = ("virsh", "-q", "-c", uri, *args)
+        self.calls.append(argv if stdin is None else argv + (stdin,))
+        if writable(args):
+            command_line(args)
+            self.sessions.add(uri)
+        else:
+            self.processes.append(argv)       # Runner.virsh: a process of its own
+        rc, out, err = self._one(args[0], args[1:], stdin)
         return Result(argv, rc, out, err)
 
     def _one(self, cmd, args, stdin):
+        """virsh's parser: `--x` before a `--` is an option, the rest data."""
         self.virsh_cmds.append((cmd, *args))
-        if cmd == "echo":
-            return 0, " ".join(args), ""          # virsh -q echo prints no newline (libvirt 11.3)
+        opts, data = [], []
+        for i, a in enumerate(args):
+            if a == "--":
+                data += args[i + 1:]
+                break
+            (opts if a.startswith("--") else data).append(a)
         fn = getattr(self, "_" + cmd.replace("-", "_"), None)
         if fn is None:
             raise AssertionError(f"unexpected virsh command {cmd} {args}")
         try:
-            return 0, fn(args, stdin) or "", ""
+            return 0, fn(opts, data, stdin) or "", ""
         except VirshError as e:
             return 1, "", f"error: {e}\n"
 
@@ -157,15 +171,15 @@ class VirshHost(Replay):
                              f"network with matching name '{name}'")
         return self.nets[name]
 
-    def _net_list(self, args, _):
-        assert "--name" in args, args
+    def _net_list(self, args, data, _):
+        assert "--name" in args and not data, (args, data)
         out = [n for n, x in sorted(self.nets.items())
                if ("--all" in args or x.running is not None) and
                ("--autostart" not in args or x.autostart)]
         return "".join(n + "\n" for n in out) + "\n"
 
-    def _net_dumpxml(self, args, _):
-        name = args[-1]
+    def _net_dumpxml(self, args, data, _):
+        name, = data
         n = self._net(name)
         if "--inactive" in args or n.running is None:
             return _fmt(n.config)
@@ -175,8 +189,8 @@ class VirshHost(Replay):
             root.set("connections", str(users))
         return _fmt(ET.tostring(root, encoding="unicode"))
 
-    def _net_define(self, args, stdin):
-        assert args == ["/dev/stdin"] and stdin, (args, stdin)
+    def _net_define(self, args, data, stdin):
+        assert data == ["/dev/stdin"] and not args and stdin, (args, data, stdin)
         root = ET.fromstring(stdin)
         name = root.findtext("name").strip()
         uuid = (root.findtext("uuid") or "").strip()
@@ -203,37 +217,37 @@ class VirshHost(Replay):
             self.nets[name] = Net(xml, uuid)
         return f"Network {name} defined from /dev/stdin\n"
 
-    def _net_start(self, args, _):
-        n = self._net(args[0])
+    def _net_start(self, args, data, _):
+        n = self._net(data[0])
         if n.running is not None:
-            raise VirshError("Failed to start network " + args[0] + "\nerror: Requested operation "
+            raise VirshError("Failed to start network " + data[0] + "\nerror: Requested operation "
                              "is not valid: network is already active")
         n.running = n.config
 
-    def _net_destroy(self, args, _):
-        n = self._net(args[0])
+    def _net_destroy(self, args, data, _):
+        n = self._net(data[0])
         if n.running is None:
-            raise VirshError("Failed to destroy network " + args[0] + "\nerror: Requested "
+            raise VirshError("Failed to destroy network " + data[0] + "\nerror: Requested "
                              "operation is not valid: network is not active")
         n.running = None
 
-    def _net_undefine(self, args, _):
-        n = self._net(args[0])
+    def _net_undefine(self, args, data, _):
+        n = self._net(data[0])
         if n.running is not None:
             raise AssertionError("the layer undefines a running network (it would stay, transient)")
-        del self.nets[args[0]]
+        del self.nets[data[0]]
 
-    def _net_autostart(self, args, _):
-        self._net(args[0]).autostart = "--disable" not in args
+    def _net_autostart(self, args, data, _):
+        self._net(data[0]).autostart = "--disable" not in args
 
-    def _list(self, args, _):
-        assert args == ["--name"], args
+    def _list(self, args, data, _):
+        assert args == ["--name"] and not data, args
         return "".join(d + "\n" for d in sorted(self.domains)) + "\n"
 
-    def _dumpxml(self, args, _):
-        if args[0] not in self.domains:
-            raise VirshError(f"failed to get domain '{args[0]}'")
-        return self.domains[args[0]]
+    def _dumpxml(self, args, data, _):
+        if data[0] not in self.domains:
+            raise VirshError(f"failed to get domain '{data[0]}'")
+        return self.domains[data[0]]
 
 
 class VirshError(Exception):

@@ -33,6 +33,8 @@ def run_action(runner, action):
         network_layer.run_build(runner, action)
     elif "stdin" in action:
         network_layer.run_stdin(runner, action)
+    elif "argv" in action and action["argv"][0] == "virsh":
+        network_layer.check(runner, action["argv"])      # a command of the virsh co-process
     elif "argv" in action:
         runner.check(action["argv"])
     elif "write" in action:

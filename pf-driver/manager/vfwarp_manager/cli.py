@@ -168,11 +168,13 @@ def main(argv=None, runner=None, out=None, prog=None):
     rec = timings.start(timings.STARTED) if getattr(args, "timings", False) else None
     if rec:
         rec.add("start-up (interpreter, imports, arguments)", time.monotonic() - rec.t0)
+    runner = runner or Runner()
     try:
         if args.fn.__module__ == cli_txn.__name__:
-            return args.fn(args, runner or Runner(), out or sys.stdout, prog or cli_txn.default_prog())
-        return args.fn(args, runner or Runner(), out or sys.stdout)
+            return args.fn(args, runner, out or sys.stdout, prog or cli_txn.default_prog())
+        return args.fn(args, runner, out or sys.stdout)
     finally:
+        runner.close()          # its virsh co-process (a new one starts if used again)
         if rec:
             timings.stop()
             err = sys.stderr

@@ -4,10 +4,13 @@
 `<interface type='network'><source network='vfwarp-TENANT'/>` gets one of
 the tenant's VFs, already under its policy.
 
-Through `virsh` (argv lists, never a shell; docs/policy.md "libvirt
-networks" says why not the Python binding): the readers parse `virsh
-net-list --name` and `virsh net-dumpxml --inactive`, and a definition goes
-to `virsh net-define /dev/stdin` with the XML on standard input.
+Through `virsh` (docs/policy.md "libvirt networks" says why not the Python
+binding): the readers parse `virsh net-list --name` and `virsh net-dumpxml
+--inactive`, and a definition is `virsh net-define /dev/stdin` with the XML
+as its input. Actions are virsh argv lists (JSON in the journal); each runs
+as one command of the run's virsh co-process (virsh_session.py: one
+process, one connection, each command's arguments quoted for virsh's own
+parser, never a shell), so a failure is still that command's.
 
 Ownership: a network is vfwarpctl's when its name starts with
 NETWORK_PREFIX AND its <metadata> has an element in NETWORK_META_NS (the
@@ -26,7 +29,6 @@ inactive XML) makes the exact undo of a redefinition or a removal, `_users`
 the running domains whose interfaces use the network; keys with '_' are
 carried, not compared (layers.mismatches).
 """
-import re
 import xml.etree.ElementTree as ET
 
 from .desired import NETWORK_META_NS, NETWORK_PREFIX
@@ -170,83 +172,55 @@ def _live_error(msg):
     return LiveError(msg)
 
 
-# virsh runs several commands given as one string ("cmd; cmd"), parsed by
-# its own parser (quotes and backslashes mean something there): a name goes
-# into such a string only when it is made of these characters; any other
-# is read on its own, as an argv. One virsh process costs 0.2-0.5 s on a
-# TCG lab host, most of an apply's time with a few networks.
-SAFE_NAME = re.compile(r"[A-Za-z0-9_.+:@-]+\Z")
-MARK = "@@vfw:%d@@"
+def virsh_result(runner, argv, stdin=None):
+    """Run a virsh argv (virsh(uri) + command) as a command of the run's virsh
+    co-process (virsh_session.py): one process and one connection for all of
+    a run's libvirt commands, each command's result on its own."""
+    if list(argv[:3]) != ["virsh", "-q", "-c"] or len(argv) < 5:
+        raise ValueError(f"not a virsh command of this layer: {argv!r}")
+    return runner.virsh(argv[3], list(argv[4:]), stdin)
 
 
-MISSING = re.compile(r"error: (failed to get network|Network not found: no network with "
-                     r"matching name) '([^']*)'\Z")
-
-
-def batch(runner, uri, commands, may_be_missing=()):
-    """[output of each command] from one virsh process; a command that
-    fails prints nothing on stdout (virsh goes on with the next, and exits
-    1). may_be_missing: networks that may not exist; virsh's "not found"
-    errors for them are not failures (any other error is)."""
-    text = "; ".join(f"echo {MARK % i}; {c}" for i, c in enumerate(commands))
-    r = runner.run(virsh(uri) + [text])
+def check(runner, argv, stdin=None):
+    """stdout of a virsh command; ToolError when virsh reported an error."""
+    r = virsh_result(runner, argv, stdin)
     if r.returncode != 0:
-        errs = [ln.strip() for ln in r.stderr.splitlines() if ln.strip()]
-        found = [MISSING.match(ln) for ln in errs]
-        if not errs or not all(m and m.group(2) in may_be_missing for m in found):
-            raise _live_error(str(ToolError(r)))
-    out = r.stdout
-    parts = re.split(r"@@vfw:(\d+)@@", out)
-    got = {int(parts[i]): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
-    if sorted(got) != list(range(len(commands))):
-        raise _live_error(f"virsh: unexpected output of a batch of {len(commands)} commands: "
-                          f"{out[:200]!r}")
-    return [got[i] for i in range(len(commands))]
+        raise ToolError(r)
+    return r.stdout
+
+
+def _read(runner, uri, *args):
+    try:
+        return check(runner, virsh(uri) + list(args))
+    except ToolError as e:
+        raise _live_error(str(e)) from None
 
 
 def lists(runner, uri, expect=()):
     """{'all': [...], 'active': [...], 'autostart': [...], 'dumps': {...}}:
     network names, and the definitions of the networks `expect` names that
-    exist ({name: (inactive XML, live XML or None)}), from ONE virsh process:
-    the files name the networks they want, so a read of unchanged networks
-    (re-apply, plan, drift) needs no second process. A name that does not
-    exist prints nothing (virsh goes on with the next command)."""
-    safe = [n for n in dict.fromkeys(expect) if SAFE_NAME.match(n)]
-    outs = batch(runner, uri, ["net-list --all --name", "net-list --name",
-                               "net-list --all --name --autostart"]
-                 + [f"net-dumpxml --inactive {n}" for n in safe] + [f"net-dumpxml {n}" for n in safe],
-                 may_be_missing=set(safe))
-    out = {k: [n.strip() for n in o.splitlines() if n.strip()]
-           for k, o in zip(("all", "active", "autostart"), outs)}
-    names, active = set(out["all"]), set(out["active"])
-    out["dumps"] = {n: (outs[3 + i], outs[3 + len(safe) + i] if n in active else None)
-                    for i, n in enumerate(safe) if n in names and outs[3 + i].strip()}
+    exist ({name: (inactive XML, live XML or None)}): the files name the
+    networks they want, so the probe that chooses the layers reads them too
+    and the snapshot moments later asks nothing again (re-apply, plan,
+    drift)."""
+    out = {k: [n.strip() for n in _read(runner, uri, *a).splitlines() if n.strip()]
+           for k, a in (("all", ["net-list", "--all", "--name"]), ("active", ["net-list", "--name"]),
+                        ("autostart", ["net-list", "--all", "--name", "--autostart"]))}
+    names = set(out["all"])
+    out["dumps"] = dumps(runner, uri, [n for n in dict.fromkeys(expect) if n in names],
+                         set(out["active"]))
     return out
 
 
 def dumps(runner, uri, names, active):
     """{name: (inactive XML, live XML or None)} of these networks."""
-    safe = [n for n in names if SAFE_NAME.match(n)]
-    cmds = [f"net-dumpxml --inactive {n}" for n in safe] + \
-        [f"net-dumpxml {n}" for n in safe if n in active]
-    outs = batch(runner, uri, cmds) if cmds else []
-    got = dict(zip(safe, outs))
-    live = dict(zip([n for n in safe if n in active], outs[len(safe):]))
     out = {}
     for n in names:
-        if n in got:
-            out[n] = (got[n], live.get(n))
-            continue
-        try:
-            inactive = runner.check(virsh(uri) + ["net-dumpxml", "--inactive", n])
-            out[n] = (inactive, runner.check(virsh(uri) + ["net-dumpxml", n]) if n in active
-                      else None)
-        except ToolError as e:
-            raise _live_error(str(e)) from None
-    for n, (text, _) in out.items():
-        if not text.strip():
+        inactive = _read(runner, uri, "net-dumpxml", "--inactive", "--", n)
+        if not inactive.strip():
             raise _live_error(f"virsh net-dumpxml --inactive {n}: nothing printed (the network "
                               "went away while it was read?)")
+        out[n] = (inactive, _read(runner, uri, "net-dumpxml", "--", n) if n in active else None)
     return out
 
 
@@ -254,13 +228,10 @@ def running_domains(runner, uri):
     """[(name, [interface and hostdev elements])] of the running domains."""
     out = []
     try:
-        doms = [d.strip() for d in runner.check(virsh(uri) + ["list", "--name"]).splitlines()
-                if d.strip()]
+        doms = [d.strip() for d in _read(runner, uri, "list", "--name").splitlines() if d.strip()]
         for d in doms:
-            root = ET.fromstring(runner.check(virsh(uri) + ["dumpxml", d]))
+            root = ET.fromstring(_read(runner, uri, "dumpxml", "--", d))
             out.append((d, root.findall("devices/interface") + root.findall("devices/hostdev")))
-    except ToolError as e:
-        raise _live_error(str(e)) from None
     except ET.ParseError as e:
         raise _live_error(f"virsh dumpxml: unexpected XML: {e}") from None
     return out
@@ -290,7 +261,7 @@ def read(runner, uri, vf_of_pci, listed=None):
     active, auto = set(listed["active"]), set(listed["autostart"])
     nets, foreign, domains = {}, [], None
     got = {n: d for n, d in listed.get("dumps", {}).items() if n in mine}
-    rest = [n for n in mine if n not in got]         # not named by the files: a second process
+    rest = [n for n in mine if n not in got]         # not named by the files (a deleted tenant's)
     got.update(dumps(runner, uri, rest, active) if rest else {})
     for n in mine:
         text, live_text = got[n]
@@ -335,14 +306,13 @@ def run_build(runner, action):
 
 
 def run_stdin(runner, action):
-    from .runner import Result
-    r = runner.run(action["argv"], stdin=action["stdin"])
-    if r.returncode != 0:
-        raise ToolError(Result(tuple(action["argv"]), r.returncode, r.stdout, r.stderr))
+    check(runner, action["argv"], action["stdin"])
 
 
-def _cmd(uri, *args):
-    return {"argv": virsh(uri) + list(args)}
+def _cmd(uri, cmd, name, *flags):
+    """A command on one network: its name after `--`, so that no name is
+    read as an option by virsh's parser."""
+    return {"argv": virsh(uri) + [cmd, *flags, "--", name]}
 
 
 def _fmt(v):

@@ -31,6 +31,34 @@ class Runner:
     """Runs argv lists. Subclasses replay or record."""
 
     timeout = 60
+    virsh_argv = ("virsh",)       # how virsh is started (tests: another build of it)
+    _virsh = None                 # URI -> virsh_session.VirshSession, once one is used
+
+    def virsh(self, uri, args, stdin=None):
+        """One virsh command on the connection to uri, through the run's one
+        virsh co-process for it (virsh_session.py); stdin: the text of an
+        argument "/dev/stdin". A Result as run() gives (returncode 1 when
+        virsh reported an error)."""
+        from . import virsh_session       # only runs that use libvirt pay for the import
+        if not virsh_session.writable(args):
+            # a name with a control character (a foreign network's, say) cannot
+            # be written on virsh's input line: a process of its own, an argv
+            return self.run(list(self.virsh_argv) + ["-q", "-c", uri] + list(args), stdin)
+        if self._virsh is None:
+            self._virsh = {}
+        s = self._virsh.get(uri)
+        if s is None:
+            s = self._virsh[uri] = virsh_session.VirshSession(
+                list(self.virsh_argv) + ["-q", "-c", uri], self.timeout)
+        return s.run(args, stdin)
+
+    def close(self):
+        """End the co-processes (at the end of a vfwarpctl run)."""
+        if self._virsh:
+            with timings.span("virsh session end"):
+                for s in self._virsh.values():
+                    s.close()
+        self._virsh = None
 
     def run(self, argv, stdin=None):
         """stdin: text for the tool's standard input (a batch, batch.py)."""
@@ -94,6 +122,11 @@ class Replay(Runner):
         if argv not in self.answers:
             raise AssertionError(f"unexpected command {argv}")
         return self.answers[argv]
+
+    def virsh(self, uri, args, stdin=None):
+        """A virsh command of the session, answered like a process with
+        that argv (tests/virshhost.py models virsh itself)."""
+        return self.run(["virsh", "-q", "-c", uri, *args], stdin)
 
     def read_file(self, path):
         if path not in self.files:

@@ -29,9 +29,11 @@ class Recorder:
         t[0] += seconds
         t[1] += 1
 
-    def tool(self, name, seconds):
+    def tool(self, name, seconds, processes=1):
+        """processes: 0 for a command of a co-process already counted
+        (virsh_session: one virsh for a run's libvirt commands)."""
         t = self.tools.setdefault(name, [0, 0.0])
-        t[0] += 1
+        t[0] += processes
         t[1] += seconds
 
     def as_json(self):
@@ -82,6 +84,6 @@ def span(name):
         _rec.add(name, time.monotonic() - t)
 
 
-def tool(name, seconds):
+def tool(name, seconds, processes=1):
     if _rec is not None:
-        _rec.tool(name, seconds)
+        _rec.tool(name, seconds, processes)
