@@ -13,7 +13,18 @@ process counts). The kernel's own part is measured on its own: sriov_numvfs
 ... vf N` as separate processes and as one `ip -batch`, and the
 interpreter's start-up.
 
-    python3 bench/policy_bench.py [--reps 3] [--baseline REV]
+    python3 bench/policy_bench.py [--reps 3] [--baseline REV] [--libvirtd warm|cold]
+
+libvirt: all of a run's libvirt commands go through one virsh process
+(pf-driver/manager/vfwarp_manager/virsh_session.py), whose connection
+costs what libvirtd costs to reach: the image's libvirtd is
+socket-activated with `--timeout 120` (Debian's default LIBVIRTD_ARGS):
+idle for 2 minutes it exits, and the next connection starts it again.
+--libvirtd warm (the default) connects once (`virsh version`) before each
+timed run, outside the figure; cold stops libvirtd before each, so the run
+pays its start. Each run records whether libvirtd was running before it
+and whether it was (re)started during it; the kernel part times a cold
+start + first connection and a warm connection on their own.
 
 --baseline REV also runs the manager of git revision REV (e.g. main) on
 the same host in the same way, for a before/after. Writes
@@ -126,6 +137,21 @@ class Host:
             self.sh(f"cat >> /tmp/put.b64 <<'EOF'\n{b64[i:i + 60000]}\nEOF")
         self.sh(f"base64 -d /tmp/put.b64 | tar xz -C {dest} && rm /tmp/put.b64")
 
+    def libvirtd(self):
+        """(systemd's ActiveState, MainPID) of libvirtd."""
+        r = self.sh("systemctl show -p ActiveState -p MainPID libvirtd.service", check=False)
+        kv = dict(ln.split("=", 1) for ln in r.stdout.split() if "=" in ln)
+        return kv.get("ActiveState", "?"), kv.get("MainPID", "0")
+
+    def set_libvirtd(self, mode):
+        """Before a timed run: warm, libvirtd running (a connection made);
+        cold, libvirtd stopped (its sockets stay: the run's connection
+        starts it)."""
+        if mode == "warm":
+            self.sh("virsh -q -c qemu:///system version >/dev/null", timeout=300)
+        elif mode == "cold":
+            self.sh("systemctl stop libvirtd.service", timeout=300)
+
     def timed(self, opt, args, timings=True):
         """One vfwarpctl run timed inside the host: (seconds, exit, stdout
         JSON, timings JSON)."""
@@ -159,8 +185,9 @@ def to_nothing(h, opt, timings=True):
         raise RuntimeError(f"not at nothing: {left}")
 
 
-def run_manager(h, opt, reps, log, timings=True):
-    """timings: the manager has --timings (a baseline from before it may not)."""
+def run_manager(h, opt, reps, log, timings=True, libvirtd="warm"):
+    """timings: the manager has --timings (a baseline from before it may not).
+    libvirtd: warm | cold before each timed run (Host.set_libvirtd)."""
     phases = {k: [] for k in ("apply_from_nothing", "reapply_unchanged", "plan", "drift")}
     for rep in range(reps):
         to_nothing(h, opt, timings)
@@ -169,12 +196,19 @@ def run_manager(h, opt, reps, log, timings=True):
                 ("reapply_unchanged", "apply /root/pol-bench", 0, "unchanged"),
                 ("plan", "plan /root/pol-bench", 0, None),
                 ("drift", "drift /root/pol-bench", 0, None)):
+            h.set_libvirtd(libvirtd)
+            before = h.libvirtd()
             secs, rc, out, tim, err = h.timed(opt, args, timings)
+            after = h.libvirtd()
+            daemon = {"active_before": before[0] == "active",
+                      "started_during_run": after[1] != before[1] and after[1] != "0"}
             if rc != want_rc or (want_result and (out or {}).get("result") != want_result):
                 raise RuntimeError(f"{opt} {phase}: exit {rc}: {json.dumps(out)[:2000]} {err[-2000:]}")
             extra = {"steps": len(out.get("steps", []))} if want_result else {}
-            phases[phase].append(dict({"s": round(secs, 3), "timings": tim}, **extra))
-            log(f"{opt} rep {rep + 1} {phase}: {secs:.2f} s"
+            phases[phase].append(dict({"s": round(secs, 3), "timings": tim, "libvirtd": daemon},
+                                      **extra))
+            log(f"{opt} rep {rep + 1} {phase}: {secs:.2f} s (libvirtd "
+                f"{'started by the run' if daemon['started_during_run'] else 'running'})"
                 + (f" (vfwarpctl's own total {tim['total_s']:.2f} s)" if tim else ""))
     return {k: summary(v) for k, v in phases.items()}
 
@@ -191,7 +225,8 @@ def kernel_part(h, reps):
     numvfs = f"/sys/bus/pci/devices/{BDF}/sriov_numvfs"
     out = {k: [] for k in ("sriov_numvfs_0_to_128", "sriov_numvfs_128_to_0", "ip_link_show_128",
                            "ip_link_set_128_processes", "ip_link_set_128_one_batch",
-                           "devlink_rate_show", "python3_start", "python3_import_yaml")}
+                           "devlink_rate_show", "python3_start", "python3_import_yaml",
+                           "libvirtd_cold_start_and_connect", "virsh_warm_connect")}
     h.sh("printf 'link set dev %s vf %%d max_tx_rate 0\\n' $(seq 0 127) > /tmp/b128" % PF)
     for _ in range(reps):
         h.sh(f"echo 0 > {numvfs}")
@@ -204,6 +239,11 @@ def kernel_part(h, reps):
         out["python3_start"].append(h.seconds("python3 -c pass"))
         out["python3_import_yaml"].append(h.seconds("cd /opt/vfwarpctl && python3 -c 'import yaml'"))
         out["sriov_numvfs_128_to_0"].append(h.seconds(f"echo 0 > {numvfs}"))
+        # what the first libvirt connection of a run costs with libvirtd
+        # stopped (socket activation starts it) and running
+        h.sh("systemctl stop libvirtd.service", timeout=300)
+        out["libvirtd_cold_start_and_connect"].append(h.seconds("virsh -q -c qemu:///system version"))
+        out["virsh_warm_connect"].append(h.seconds("virsh -q -c qemu:///system version"))
     return {k: {"samples_s": [round(x, 3) for x in v], "min_s": round(min(v), 3),
                 "median_s": round(statistics.median(v), 3)} for k, v in out.items()}
 
@@ -224,6 +264,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--baseline", metavar="REV", help="also run the manager of this git revision")
+    ap.add_argument("--libvirtd", choices=("warm", "cold"), default="warm",
+                    help="libvirtd running (default) or stopped before each timed run")
     ap.add_argument("--reuse", metavar="DIR", help="run on h1 of a lab already up "
                     "(`lab/labctl --state DIR up`), leave it up with vfwarp_pf unloaded")
     a = ap.parse_args()
@@ -250,12 +292,15 @@ def main():
         log(r.stdout.strip()[:200])
         res["kernel"] = kernel_part(h, a.reps)
         log(json.dumps({k: v["median_s"] for k, v in res["kernel"].items()}))
-        res["manager"] = run_manager(h, "/opt/vfwarpctl", a.reps, log)
+        res["manager"] = run_manager(h, "/opt/vfwarpctl", a.reps, log, libvirtd=a.libvirtd)
         if base:
-            res["baseline"] = dict(run_manager(h, "/opt/vfwarpctl-base", a.reps, log, timings=False),
+            res["baseline"] = dict(run_manager(h, "/opt/vfwarpctl-base", a.reps, log, timings=False,
+                                               libvirtd=a.libvirtd),
                                    revision=f"{a.baseline} ({base[1]})")
         to_nothing(h, "/opt/vfwarpctl")
-        info = h.sh("uname -r; nproc; ip -V; devlink -V; python3 -V").stdout.split("\n")
+        info = h.sh("uname -r; nproc; ip -V; devlink -V; python3 -V; virsh -v; "
+                    "grep -h '^LIBVIRTD_ARGS' /etc/default/libvirtd || "
+                    "systemctl show -p Environment libvirtd.service").stdout.split("\n")
     finally:
         if a.reuse:
             lab.ssh(HOST, f"rm -rf /run/vfwarp-bench; [ -d /sys/module/vfwarp_pf ] && {{ {QOS_RESET} }}; "
@@ -286,7 +331,11 @@ def main():
         "setup": "1 lab host (TCG, 1 vCPU, 2 GiB), vfwarp_pf; vfwarpctl run as "
                  "`vfwarpctl CMD --json --timings DIR`, timed with bash $EPOCHREALTIME inside the host",
         "host": {"kernel": info[0], "vcpus": info[1], "iproute2": info[2], "devlink": info[3],
-                 "python": info[4]},
+                 "python": info[4], "libvirt": info[5], "libvirtd_args": info[6]},
+        "libvirtd": f"{a.libvirtd}: " + (
+            "libvirtd running before each timed run (a `virsh version` just before, outside the "
+            "figure)" if a.libvirtd == "warm" else
+            "libvirtd stopped before each timed run: the run's first connection starts it"),
         "machine": machine(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
