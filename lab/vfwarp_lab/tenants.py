@@ -24,6 +24,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape, quoteattr
@@ -239,13 +240,32 @@ fi
         return self.wait_ssh(name, timeout, t0)
 
     def wait_ssh(self, name: str, timeout: float = BOOT_TIMEOUT, t0: float = None) -> float:
+        """Seconds until the tenant runs a command over ssh, printing progress.
+        An attempt that reached sshd is not given up early: sshd forks and
+        execs a process per connection that sends the banner, and under nested
+        TCG on a loaded machine that took minutes; an attempt abandoned after a
+        fixed time and made again would start it from nothing each time (one
+        boot: sshd up 330 s after the kernel, ssh answered 250 s later with
+        60-s attempts). So each attempt may use what is left of `timeout`."""
         t0 = t0 if t0 is not None else time.monotonic()
         host, _ = self.where[name]
         next_note = 30
         while True:
-            r = self.ssh(name, "true", check=False, timeout=60)
+            left = max(30.0, timeout - (time.monotonic() - t0))
+            done = {}
+            attempt = threading.Thread(
+                target=lambda: done.update(r=self.ssh(name, "true", check=False, timeout=left,
+                                                      connect_timeout=left)),
+                daemon=True)
+            attempt.start()
+            while attempt.is_alive():
+                attempt.join(5)
+                took = time.monotonic() - t0
+                if took >= next_note and attempt.is_alive():
+                    self.progress(f"    ... {host}/{name} booting (nested TCG): {took:.0f}s")
+                    next_note += 30
             took = time.monotonic() - t0
-            if r.returncode == 0:
+            if done["r"].returncode == 0:
                 self.progress(f"{host}/{name}: up in {took:.0f}s")
                 return took
             if took > timeout:
@@ -345,7 +365,7 @@ fi
             subprocess.run(["ssh", "-o", f"ControlPath={ctl}", "-O", "exit", "tenant"],
                            capture_output=True, timeout=30)
 
-    def ssh_argv(self, name: str, command: str) -> list:
+    def ssh_argv(self, name: str, command: str, connect_timeout: float = 90) -> list:
         if name not in self.where:
             raise LabError(f"unknown tenant '{name}' (known: {', '.join(self.where) or 'none'})")
         host, addr = self.where[name]
@@ -360,16 +380,20 @@ fi
                 "-o", "ControlPersist=900", "-o", "ServerAliveInterval=15",
                 "-o", "ServerAliveCountMax=4",
                 "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                "-o", "BatchMode=yes", "-o", "ConnectTimeout=90", "-o", "LogLevel=ERROR",
+                "-o", "BatchMode=yes", "-o", f"ConnectTimeout={int(connect_timeout)}",
+                "-o", "LogLevel=ERROR",
                 f"root@{addr}", command]
 
     def ssh(self, name: str, command: str, timeout: float = 300,
-            check: bool = True) -> subprocess.CompletedProcess:
+            check: bool = True, connect_timeout: float = 90) -> subprocess.CompletedProcess:
+        """`command` in the tenant. connect_timeout: ssh's ConnectTimeout, which
+        also bounds the wait for sshd's banner."""
         end = time.monotonic() + timeout
         for attempt in range(3):
             # A session of its own: on a timeout the ProxyCommand ssh dies
             # with it (it would hold the output pipes open, hanging the wait).
-            p = subprocess.Popen(self.ssh_argv(name, command), stdout=subprocess.PIPE,
+            p = subprocess.Popen(self.ssh_argv(name, command, connect_timeout),
+                                 stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
                                  start_new_session=True)
             try:
