@@ -242,14 +242,22 @@ fi
     def wait_ssh(self, name: str, timeout: float = BOOT_TIMEOUT, t0: float = None) -> float:
         """Seconds until the tenant runs a command over ssh, printing progress.
         An attempt that reached sshd is not given up early: sshd forks and
-        execs a process per connection that sends the banner, and under nested
-        TCG on a loaded machine that took minutes; an attempt abandoned after a
-        fixed time and made again would start it from nothing each time (one
-        boot: sshd up 330 s after the kernel, ssh answered 250 s later with
-        60-s attempts). So each attempt may use what is left of `timeout`."""
+        execs a process per connection that sends the banner, which under
+        nested TCG took 51-92 s on a quiet machine and longer loaded; an
+        attempt abandoned after a fixed time and made again would start it from
+        nothing each time (one boot: sshd up 330 s after the kernel, ssh
+        answered 250 s later with 60-s attempts). So each attempt may use what
+        is left of `timeout`."""
         t0 = t0 if t0 is not None else time.monotonic()
         host, _ = self.where[name]
         next_note = 30
+
+        def note_progress(took):
+            nonlocal next_note
+            if took >= next_note:
+                self.progress(f"    ... {host}/{name} booting (nested TCG): {took:.0f}s")
+                next_note += 30
+
         while True:
             left = max(30.0, timeout - (time.monotonic() - t0))
             done = {}
@@ -260,10 +268,8 @@ fi
             attempt.start()
             while attempt.is_alive():
                 attempt.join(5)
-                took = time.monotonic() - t0
-                if took >= next_note and attempt.is_alive():
-                    self.progress(f"    ... {host}/{name} booting (nested TCG): {took:.0f}s")
-                    next_note += 30
+                if attempt.is_alive():
+                    note_progress(time.monotonic() - t0)
             took = time.monotonic() - t0
             if done["r"].returncode == 0:
                 self.progress(f"{host}/{name}: up in {took:.0f}s")
@@ -272,9 +278,7 @@ fi
                 log = self.lab.ssh(host, f"tail -n 20 /var/log/libvirt/qemu/{name}-serial.log",
                                    check=False).stdout
                 raise LabError(f"{host}/{name}: no ssh after {took:.0f}s; console:\n{log}")
-            if took >= next_note:
-                self.progress(f"    ... {host}/{name} booting (nested TCG): {took:.0f}s")
-                next_note += 30
+            note_progress(took)
             time.sleep(5)
 
     def vf_devices(self, host: str, name: str) -> list:
