@@ -11,7 +11,11 @@ import time
 
 from vf_env import addr, mac_of, nsx, pf_netdev, ping, raw_send, stats, vfs_up
 
-RATE = 20          # Mbit/s for the max_tx_rate test (TCG reaches ~50)
+# Mbit/s for the max_tx_rate test. TCG reaches ~50 on a quiet machine; the
+# shaper's burst (16 KiB, vswitch/src/sched.c) covers 13 ms of stall at this
+# rate: at 20 Mbit/s (6.5 ms) the CI run of stop 30, both lab sessions on 2
+# cores, delivered 16.8 Mbit/s, under the 10% tolerance.
+RATE = 10
 
 
 def test_ping_vf_to_vf_same_host_and_across_wire(lab2):

@@ -237,3 +237,30 @@ def test_install_hook_refuses_invalid_files_and_writes_nothing(tmp_path, applied
                   files(tmp_path))
     assert rc == 1 and "green.yaml:8:1: error[unknown-key]" in out, out
     assert not (tmp_path / "hooks").exists()
+
+
+def test_remove_hook_ends_a_hold_that_has_not_claimed_yet(tmp_path):
+    """A hold the hook started just before remove-hook may not have written
+    its pid file yet (it parses the files first): it is found by its command
+    line and ended all the same; a hold of another state dir is left alone."""
+    sd = statedir.StateDir(str(tmp_path / "state"), None)
+    sd.ensure()
+    other = tmp_path / "other"
+    other.mkdir()
+    sleeper = "import time; time.sleep(60)"
+
+    def hold(state_dir, pci):
+        return subprocess.Popen([sys.executable, "-c", sleeper, "reapply-vf", "--pci", pci,
+                                 "--hold", "60", "--state-dir", state_dir, "--reason", "test"])
+    mine, theirs = hold(str(tmp_path / "state" / "."), "0000:01:00.2"), hold(str(other), "0000:01:00.3")
+    try:
+        deadline = time.monotonic() + 10
+        while not vh._holds_running(sd) and time.monotonic() < deadline:
+            time.sleep(0.05)                     # until the child has exec'd
+        assert vh.end_all(sd) == ["0000:01:00.2"]
+        assert mine.wait(10) != 0
+        assert theirs.poll() is None
+    finally:
+        for p in (mine, theirs):
+            p.kill()
+            p.wait()

@@ -230,7 +230,7 @@ def claim(sd, pci):
     path = _pidfile(sd, pci)
     old = _read_pid(path)
     if old and old != os.getpid() and _is_hold(old):
-        os.kill(old, signal.SIGTERM)
+        _end(old)
     statedir.write_text(path, f"{os.getpid()}\n")
 
 
@@ -241,13 +241,53 @@ def release(sd, pci):
 
 
 def end_all(sd):
-    """End every running hold of this state dir; their VFs' PCI addresses."""
+    """End every running hold of this state dir; their VFs' PCI addresses.
+
+    The pid files are not enough: the hook starts a hold detached, and the
+    hold writes its pid file only once its files are parsed (seconds under
+    load). A hold that the hook started just before remove-hook but that has
+    not claimed yet would outlive the hook and keep re-applying its VF for
+    its whole window. So every process of this state dir whose command line
+    is a reapply-vf hold is ended too."""
     d = os.path.join(sd.path, HOLDS)
     ended = []
     for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
         pid = _read_pid(os.path.join(d, name))
         if pid and _is_hold(pid):
-            os.kill(pid, signal.SIGTERM)
+            _end(pid)
             ended.append(name[:-4])
         statedir.remove(os.path.join(d, name))
-    return ended
+    for pid, key in _holds_running(sd):
+        if _end(pid) and key not in ended:
+            ended.append(key)
+    return sorted(ended)
+
+
+def _end(pid):
+    try:
+        os.kill(pid, signal.SIGTERM)
+        return True
+    except ProcessLookupError:           # ended on its own meanwhile
+        return False
+
+
+def _holds_running(sd):
+    """[(pid, VF key)] of the processes running `vfwarpctl reapply-vf --hold`
+    for this state dir (read from their command lines)."""
+    mine = os.path.realpath(sd.path)
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read(65536).split(b"\0")
+        except OSError:
+            continue
+        if b"reapply-vf" not in argv or b"--hold" not in argv:
+            continue
+        args = [a.decode("utf-8", "replace") for a in argv]
+        opt = {a: args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--state-dir", "--pci", "--vf")}
+        if "--state-dir" in opt and os.path.realpath(opt["--state-dir"]) == mine:
+            found.append((int(name), opt.get("--pci") or f"vf{opt.get('--vf', '?')}"))
+    return found
