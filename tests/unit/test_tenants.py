@@ -63,6 +63,17 @@ def test_domain_boots_the_tenant_image_with_its_address_and_vfs():
         ["none"]
 
 
+def test_domain_is_kvm_with_the_hosts_cpu_or_tcg_with_rdrand():
+    """KVM by default (the lab hosts have it); TCG's qemu64 needs RDRAND asked for."""
+    d = ET.fromstring(domain_xml("t1", "10.200.0.11"))
+    assert (d.get("type"), d.find("cpu").get("mode")) == ("kvm", "host-passthrough")
+    d = ET.fromstring(domain_xml("t1", "10.200.0.11", domain_type="qemu"))
+    assert (d.get("type"), d.find("cpu/model").text) == ("qemu", "qemu64")
+    assert d.find("cpu/feature").attrib == {"policy": "require", "name": "rdrand"}
+    with pytest.raises(ValueError, match="'kvm' or 'qemu'"):
+        domain_xml("t1", "10.200.0.11", domain_type="xen")
+
+
 @pytest.mark.parametrize("bad", ["01:00.1", "0000:01:00", "0000:zz:00.1", "0000:01:00.8"])
 def test_bad_pci_address_is_refused(bad):
     with pytest.raises(LabError, match="PCI address"):
