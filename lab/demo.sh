@@ -132,7 +132,7 @@ labctl ssh h1 "set -e
 }
 
 demo_9() {
-echo "(nested TCG: each tenant boot takes minutes; progress every 30 s)"
+echo "(KVM domains inside the emulated hosts: a tenant boot takes about half a minute; progress every 30 s)"
 labctl tenant up h1 t1 & p1=$!
 labctl tenant up h2 t2 & p2=$!
 wait $p1; wait $p2

@@ -205,18 +205,21 @@ class Tenants:
     # host side
     def prepare_host(self, host: str):
         """Idempotent: the tenant image copied in (when its key changed),
-        vfio-pci loaded, the management network defined and running."""
+        vfio-pci loaded, the management network defined and running. A host
+        without /dev/kvm is refused before anything is done."""
         key = (guest_share_dir() / "tenant" / "key")
         if not key.exists():
             raise LabError("no tenant image in build/guest/tenant: run 'make tenant' "
                            "(lab/build-tenant.sh)")
+        if self.lab.ssh(host, "test -c /dev/kvm", check=False).returncode != 0:
+            raise LabError(f"{host} has no /dev/kvm: tenants are KVM domains (DOMAIN_TYPE); "
+                           "load kvm_amd or kvm_intel there")
         script = f"""set -e
 mkdir -p {IMAGE_DIR} /var/lib/libvirt/dnsmasq
 if ! cmp -s {SHARE}/key {IMAGE_DIR}/key; then
   cp {SHARE}/vmlinuz {SHARE}/initrd.cpio {IMAGE_DIR}/ && cp {SHARE}/key {IMAGE_DIR}/key
 fi
 modprobe vfio-pci
-[ -c /dev/kvm ] || {{ echo "no /dev/kvm on this host: tenants are KVM domains" >&2; exit 3; }}
 if ! {VIRSH} net-info {MGMT_NET} >/dev/null 2>&1; then
   cat >/tmp/{MGMT_NET}.xml <<'XML'
 {mgmt_network_xml()}

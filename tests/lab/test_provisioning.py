@@ -21,6 +21,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from provisioned_env import FREE_VF, GUEST_MAC, GUESTS, HOSTS, PF, PROV, RED, playbook
+from vfwarp_lab.paths import LabError
+from vfwarp_lab.tenants import Tenants
 
 # The tenants after a change of variables: green moves to VLAN 301 and loses VF 5.
 CHANGED_TENANTS = {"tenant_list": [
@@ -278,7 +280,7 @@ def test_reboot_brings_vfs_and_policy_back_without_ansible(lab):
     h = "h2"
     # t2 ended first: what is tested is the host's own state. With t2 running,
     # libvirt-guests (enabled, upstream defaults) would try to save it at shutdown
-    # and start it again at boot (a nested boot: minutes of TCG)
+    # and start it again at boot
     virsh(lab, h, f"destroy {GUESTS[1]}")
     assert virsh(lab, h, f"domstate {GUESTS[1]}").stdout.strip() == "shut off"
     before = vfs(lab, h)
@@ -310,3 +312,24 @@ def test_reboot_brings_vfs_and_policy_back_without_ansible(lab):
                       for n, x in v.items()}
     assert mask(vfs(lab, h)) == mask(before)
     assert_provisioned(lab, h)
+
+
+@pytest.mark.after_tenants     # h2 has no running tenant after the reboot test ended t2
+def test_guests_refused_on_a_host_without_kvm(lab, ansible_bin):
+    """Tenants are KVM domains: on a host whose /dev/kvm is gone, labctl's
+    host set-up and the role guest both refuse, naming it, and the guest is
+    left as it was."""
+    h = "h2"
+    assert virsh(lab, h, f"domstate {GUESTS[1]}").stdout.strip() == "shut off"
+    lab.ssh(h, "rmmod kvm_amd")
+    try:
+        assert lab.ssh(h, "test -e /dev/kvm", check=False).returncode == 1
+        with pytest.raises(LabError, match=f"^{h} has no /dev/kvm: tenants are KVM domains"):
+            Tenants(lab).prepare_host(h)
+        r, recap = playbook(lab, ansible_bin, "--limit", h)
+        assert r.returncode != 0 and recap[h]["failed"] == 1, r.stdout[-6000:]
+        assert f"{h} has no /dev/kvm (no kvm_intel/kvm_amd" in r.stdout, r.stdout[-6000:]
+        assert virsh(lab, h, f"domstate {GUESTS[1]}").stdout.strip() == "shut off"
+    finally:
+        lab.ssh(h, "modprobe kvm_amd", check=False)
+    assert lab.ssh(h, "test -c /dev/kvm", check=False).returncode == 0
