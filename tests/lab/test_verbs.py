@@ -27,6 +27,9 @@ def bg(lab, host, vf, cmd, log):
     lab.ssh(host, f"ip netns exec vf{vf} setsid {cmd} >{log} 2>&1 </dev/null &")
 
 
+RPING_PORT = 7174     # rping's default port
+
+
 def rping_pair(lab, srv, cli, count=10):
     """rping server on srv=(host, vf), client on cli; returns client output."""
     sh, sv = srv
@@ -35,7 +38,9 @@ def rping_pair(lab, srv, cli, count=10):
     log = f"/tmp/rping-s-{sv}.log"
     lab.ssh(sh, f"pkill -x rping; rm -f {log}", check=False)
     bg(lab, sh, sv, f"timeout 120 rping -s -a {ip} -C {count} -v", log)
-    time.sleep(1)
+    # a fixed second was not enough in CI on a host just powered back on: the
+    # client's connect was refused (ECONNREFUSED) before the server listened
+    wait_listen(lab, sh, sv, RPING_PORT, log, ip=ip)
     r = nsx(lab, ch, cv, f"timeout 120 rping -c -a {ip} -C {count} -v -V", check=False,
             timeout=180)
     srv_out = lab.ssh(sh, f"cat {log}", check=False).stdout
@@ -102,14 +107,15 @@ LAT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d
                      r"\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
 
 
-def wait_listen(lab, host, vf, port, log, secs=30):
-    """Wait until the rdma_cm server in VF `vf`'s namespace listens: its
-    listening cm_id shows in `rdma res` (the RNIC's TCP listen is in the
-    adapter, invisible to the guest's ss)."""
+def wait_listen(lab, host, vf, port, log, secs=30, ip=None):
+    """Wait until the rdma_cm server in VF `vf`'s namespace listens (on `ip`
+    when given): its listening cm_id shows in `rdma res` (the RNIC's TCP listen
+    is in the adapter, invisible to the guest's ss)."""
+    src = re.escape(ip) if ip else r"\S+"
     end = time.time() + secs
     while time.time() < end:
         out = lab.ssh(host, "rdma res show cm_id", check=False).stdout
-        if re.search(rf"state LISTEN .* src-addr \S+:{port}\b", out):
+        if re.search(rf"state LISTEN .* src-addr {src}:{port}\b", out):
             return
         time.sleep(0.3)
     pytest.fail(f"{host} vf{vf}: no listener on {port}:\n"
