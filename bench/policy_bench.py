@@ -5,7 +5,9 @@ rate nodes, DCB at the device's defaults), re-applied unchanged, planned,
 and checked for drift; REPS times each, min and median. Targets: apply
 from nothing <= 5 s, re-apply <= 1 s, plan <= 1 s.
 
-Each run is timed inside the host (bash $EPOCHREALTIME around vfwarpctl,
+Each run starts on a quiet host (udev settled, the vCPU 90% idle over a
+second; the wait is recorded: what the run before left the host doing) and
+is timed inside the host (bash $EPOCHREALTIME around vfwarpctl,
 no ssh in the figure) and with `--timings`, which says where the time went
 (start-up, policy files, reading the kernel, the steps per tool and
 process counts). The kernel's own part is measured on its own: sriov_numvfs
@@ -165,6 +167,21 @@ rc=$?; e=$EPOCHREALTIME; echo "@@ $rc $s $e"; cat /tmp/b.out; echo "@@err"; cat 
         return float(e) - float(s), int(rc), json.loads(out) if out.strip() else None, \
             (tim[0] if tim else None), err
 
+    def settle(self, idle=0.9, limit=120):
+        """Wait until the host is quiet before a timed run: udev has handled the
+        last run's events (128 VF netdevs come and go) and the vCPU was at least
+        `idle` idle over one second; at most `limit` s. Returns the seconds
+        waited (what the last run left the host doing), measured in the host."""
+        r = self.sh(f"""s=$EPOCHREALTIME; udevadm settle --timeout={limit}
+for i in $(seq {limit}); do
+  read -r _ u n y i0 w q sq _ </proc/stat; sleep 1
+  read -r _ u2 n2 y2 i1 w2 q2 sq2 _ </proc/stat
+  busy=$(( (u2 + n2 + y2 + q2 + sq2) - (u + n + y + q + sq) )); idl=$(( (i1 + w2) - (i0 + w) ))
+  [ $(( idl * 100 )) -ge $(( (busy + idl) * {int(idle * 100)} )) ] && break
+done; e=$EPOCHREALTIME; echo "$s $e" """, timeout=limit * 3)
+        s, e = r.stdout.split()[-2:]
+        return round(float(e) - float(s), 2)
+
     def seconds(self, cmd):
         """Wall seconds of a shell command inside the host."""
         r = self.sh(f's=$EPOCHREALTIME; {{ {cmd} ; }} >/dev/null; e=$EPOCHREALTIME; echo "$s $e"')
@@ -197,6 +214,7 @@ def run_manager(h, opt, reps, log, timings=True, libvirtd="warm"):
                 ("plan", "plan /root/pol-bench", 0, None),
                 ("drift", "drift /root/pol-bench", 0, None)):
             h.set_libvirtd(libvirtd)
+            settled = h.settle()
             before = h.libvirtd()
             secs, rc, out, tim, err = h.timed(opt, args, timings)
             after = h.libvirtd()
@@ -205,9 +223,9 @@ def run_manager(h, opt, reps, log, timings=True, libvirtd="warm"):
             if rc != want_rc or (want_result and (out or {}).get("result") != want_result):
                 raise RuntimeError(f"{opt} {phase}: exit {rc}: {json.dumps(out)[:2000]} {err[-2000:]}")
             extra = {"steps": len(out.get("steps", []))} if want_result else {}
-            phases[phase].append(dict({"s": round(secs, 3), "timings": tim, "libvirtd": daemon},
-                                      **extra))
-            log(f"{opt} rep {rep + 1} {phase}: {secs:.2f} s (libvirtd "
+            phases[phase].append(dict({"s": round(secs, 3), "timings": tim, "libvirtd": daemon,
+                                       "settled_before_s": settled}, **extra))
+            log(f"{opt} rep {rep + 1} {phase}: {secs:.2f} s (host quiet after {settled:.0f} s; libvirtd "
                 f"{'started by the run' if daemon['started_during_run'] else 'running'})"
                 + (f" (vfwarpctl's own total {tim['total_s']:.2f} s)" if tim else ""))
     return {k: summary(v) for k, v in phases.items()}
@@ -281,7 +299,9 @@ def main():
         if not a.reuse:
             lab.up(1)
         h = Host(lab)
-        h.sh(f"insmod {MOD}")
+        # udev renames the PF's netdev (eth0 -> enp1s0) after insmod: the reset
+        # names it, so it waits for the rename (a run of 2026-11-29 read eth0)
+        h.sh(f"insmod {MOD} && udevadm settle --timeout=120")
         h.sh(QOS_RESET)
         h.put_tar(bundle(MANAGER), "/opt/vfwarpctl")
         if base:
