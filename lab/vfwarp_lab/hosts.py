@@ -235,8 +235,9 @@ class Lab:
             # watchdog read was 31 ms late (the vCPU descheduled), the kernel
             # marked the TSC unstable and moved to the HPET mid-run (CI-style
             # run 2026-11-29, h1 at 1,696 s of uptime); perftest printed rows
-            # of 0.00 from then on (a link not proven). QEMU keeps TCG's TSC
-            # monotonic (it follows the host clock).
+            # of 0.00 from then on (a link not proven; the CI run of stop 31,
+            # the first with it, printed none). QEMU keeps TCG's TSC monotonic
+            # (it follows the host clock).
             "-append", f"root=/dev/vda rw console=ttyS0 intel_iommu=on no_timer_check tsc=reliable "
                        f"{LEAN_KERNEL_ARGS} vfwarp.host={spec.name}",
             "-drive", f"file={image.disk},if=virtio,format=raw,snapshot=on",
