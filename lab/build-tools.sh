@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the verbs test tools (tools/verbs/*.c, librdmacm + libibverbs) for the
-# lab hosts, inside the image's root file system used as a chroot (it has
+# Build the verbs test tools (tools/verbs/*.c, librdmacm + libibverbs) and
+# the tests' LD_PRELOAD libraries (tools/preload/*.c -> *.so) for the lab hosts, inside the image's root file system used as a chroot (it has
 # libibverbs-dev and librdmacm-dev), like build-provider.sh. Warnings fail the
 # build. Output in build/guest/tools/ (shared into every host at
 # /mnt/vfwarp/tools/). Small and fast: rebuilt whenever a source changed.
@@ -12,7 +12,7 @@ root="$img/rootfs"
 out="$VFW_TOP/build/guest/tools"
 mkdir -p "$out"
 stamp="$out/.key"
-key=$( { vfw_hash_paths tools/verbs lab/build-tools.sh; basename "$img"; } |
+key=$( { vfw_hash_paths tools/verbs tools/preload lab/build-tools.sh; basename "$img"; } |
        sha256sum | cut -c1-16)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
   echo "verbs tools up to date: $out"
@@ -21,18 +21,28 @@ fi
 rm -f "$stamp"
 step "Building the verbs tools (chroot)"
 start=$SECONDS
-for src in "$VFW_TOP"/tools/verbs/*.c; do
-  name=$(basename "$src" .c)
-  rm -f "$out/$name"
+# chroot_cc SRC_DIR NAME OUT_NAME CC_ARGS...: compile SRC_DIR/NAME.c in the
+# image's root to $out/OUT_NAME
+chroot_cc() {
+  local dir=$1 name=$2 target=$3
+  shift 3
+  rm -f "$out/$target"
   unshare -m --propagation private bash -c '
-    set -e; r=$1; s=$2; o=$3
+    set -e; r=$1; s=$2; o=$3; n=$4; t=$5; shift 5
     mount -t proc proc "$r/proc"; mkdir -p "$r/mnt/vfw-src" "$r/mnt/vfw-out"
     mount --bind "$s" "$r/mnt/vfw-src"; mount --bind "$o" "$r/mnt/vfw-out"
     chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-      cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
-        -o "/mnt/vfw-out/$4" "/mnt/vfw-src/$4.c" -lrdmacm -libverbs' \
-    _ "$root" "$VFW_TOP/tools/verbs" "$out" "$name"
-  echo "    $name"
+      cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "/mnt/vfw-out/$t" "/mnt/vfw-src/$n.c" "$@"' \
+    _ "$root" "$dir" "$out" "$name" "$target" "$@"
+  echo "    $target"
+}
+for src in "$VFW_TOP"/tools/verbs/*.c; do
+  name=$(basename "$src" .c)
+  chroot_cc "$VFW_TOP/tools/verbs" "$name" "$name" -Wno-unused-parameter -lrdmacm -libverbs
+done
+for src in "$VFW_TOP"/tools/preload/*.c; do
+  name=$(basename "$src" .c)
+  chroot_cc "$VFW_TOP/tools/preload" "$name" "$name.so" -shared -fPIC -ldl
 done
 echo "$key" >"$stamp"
 echo "    built in $((SECONDS - start)) s: $out"

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from vf_env import addr, nsx, vfs_up
+from vf_env import PERFTEST_TRIES, PERFTEST_UNCALIBRATED, addr, nsx, vfs_up
 
 
 @pytest.fixture(scope="module")
@@ -84,18 +84,25 @@ def test_rping_between_vfs_of_one_host(verbs):
 
 
 def test_ib_write_bw_across_hosts(verbs):
-    ip = addr("h2", 0)
-    log = "/tmp/ibwbw-s.log"
-    verbs.ssh("h2", f"pkill -x ib_write_bw; rm -f {log}", check=False)
-    bg(verbs, "h2", 0, "timeout 120 ib_write_bw -R -F -s 65536 -n 200", log)
-    time.sleep(2)
-    r = nsx(verbs, "h1", 0, f"timeout 120 ib_write_bw -R -F -s 65536 -n 200 {ip}",
-            check=False, timeout=180)
-    assert r.returncode == 0, f"{r.stdout}\n{r.stderr}\nserver:\n" + \
-        verbs.ssh("h2", f"cat {log}", check=False).stdout
-    m = re.search(r"^\s*65536\s+200\s+([\d.]+)\s+([\d.]+)", r.stdout, re.M)
-    assert m and float(m.group(2)) > 0, r.stdout
+    cli, _ = perf(verbs, "ib_write_bw", "-s 65536 -n 200", secs=120)
+    m = re.search(r"^\s*65536\s+200\s+([\d.]+)\s+([\d.]+)", cli, re.M)
+    assert m and float(m.group(2)) > 0, cli
     print(f"\nib_write_bw -R 64 KiB h1 VF0 -> h2 VF0: {m.group(2)} MB/s")
+
+
+def test_perftest_run_again_when_its_clock_sampling_fails(verbs):
+    """perftest samples its clock rate at each report; a poor sample (r^2 <
+    0.9, as when the host deschedules it between two clock reads) makes it
+    print 0.00 for every rate of the run (seen in CI). Here the client's
+    gettimeofday jumps 10 ms once in its first run (tools/preload/clock_jump.c):
+    perf() sees perftest's own message and runs it again."""
+    verbs.ssh("h1", "touch /tmp/clock-jump-once")
+    cli, _ = perf(verbs, "ib_write_bw", "-s 65536 -n 50", secs=120,
+                  client_wrap="env LD_PRELOAD=/mnt/vfwarp/tools/clock_jump.so ")
+    consumed = verbs.ssh("h1", "test -e /tmp/clock-jump-once", check=False).returncode != 0
+    assert consumed, "the clock jump was not armed in the first run"
+    m = re.search(r"^\s*65536\s+50\s+([\d.]+)\s+([\d.]+)", cli, re.M)
+    assert m and float(m.group(2)) > 0, cli
 
 
 # ---- perftest across hosts: h1 VF0 (client) -> h2 VF0 (server), rdma_cm -----
@@ -124,7 +131,20 @@ def wait_listen(lab, host, vf, port, log, secs=30, ip=None):
 
 def perf(lab, tool, args, secs=240, srv=("h2", 0), cli=("h1", 0), client_wrap=""):
     """Run perftest `tool` with rdma_cm (-R) between srv and cli; returns
-    (client output, server output). Both sides are bounded by timeout."""
+    (client output, server output). Both sides are bounded by timeout. A run
+    whose clock sampling failed (PERFTEST_UNCALIBRATED: its rates all 0) is
+    run again."""
+    for attempt in range(1, PERFTEST_TRIES + 1):
+        cout, sout, cerr = perf_once(lab, tool, args, secs, srv, cli, client_wrap)
+        if PERFTEST_UNCALIBRATED not in cerr + sout:
+            return cout, sout
+        print(f"\n{tool} {args}, run {attempt}: perftest could not sample its clock "
+              f"({PERFTEST_UNCALIBRATED} < 0.9), its figures are not measurements")
+    pytest.fail(f"{tool} {args}: perftest could not sample its clock in {PERFTEST_TRIES} "
+                f"runs:\n{cout}\n{cerr}\nserver:\n{sout}")
+
+
+def perf_once(lab, tool, args, secs, srv, cli, client_wrap):
     sh, sv = srv
     ch, cv = cli
     log = f"/tmp/{tool}-s.log"
@@ -142,7 +162,7 @@ def perf(lab, tool, args, secs=240, srv=("h2", 0), cli=("h1", 0), client_wrap=""
         lab.ssh(ch, "dmesg | tail -20", check=False).stdout + "\nserver dmesg:\n" + \
         lab.ssh(sh, "dmesg | tail -20", check=False).stdout
     assert "Transport type : IW" in r.stdout, r.stdout
-    return r.stdout, s
+    return r.stdout, s, r.stderr
 
 
 def bw_rows(out, sizes, iters, what):

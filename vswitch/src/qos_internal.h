@@ -81,6 +81,7 @@ struct vsw_qos {
     vsw_u128       tc_vt[VSW_NUM_TC], tc_vclock;
     vsw_u128       tc_max_tat[VSW_NUM_TC];
     vsw_u128       busy;                    /* wire busy until (ns << 16)  */
+    vsw_u128       waiting_since;           /* queues non-empty since      */
     /* queues */
     qos_fifo      *fifo;                    /* [leaf * VSW_NUM_TC + tc]    */
     uint32_t       tc_frames[VSW_NUM_TC], tc_bytes[VSW_NUM_TC];

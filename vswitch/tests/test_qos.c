@@ -74,6 +74,63 @@ static void test_line_rate(void)
     }
 }
 
+/* The scheduler runs on an emulator's timer, which a loaded machine fires
+ * late.  While frames wait the wire still carries its line rate, and a
+ * guarantee and a cap still hold, however late the caller comes back; an
+ * idle wire gains nothing (after an idle spell frames start when they were
+ * queued, not earlier). */
+static void test_late_caller(void)
+{
+    printf("late caller\n");
+    const double line = 12e6;                    /* the lab's congested uplink */
+    const uint64_t ft = (uint64_t)(1514 * 8 / line * G);   /* ~1 ms a frame */
+    const uint32_t late[] = {1, 5, 40};          /* frame times late */
+    for (unsigned i = 0; i < 3; i++) {
+        vsw_qos *q = mkq(3, line);
+        set_leaf(q, 1, 6000000ull, 0, 0, 1, 0);  /* a 6 Mbit/s guarantee, weight 1 */
+        set_leaf(q, 0, 0, 0, 0, 9, 0);           /* weight 9 */
+        set_leaf(q, 2, 0, 1000000ull, 0, 9, 0);  /* weight 9, capped at 1 Mbit/s */
+        uint64_t t = 0, bytes[3] = {0}, h = 0;
+        for (unsigned step = 0; step < 100000 && t < 4000 * MS; step++) {
+            for (unsigned l = 0; l < 3; l++)
+                for (unsigned k = 0; k < 64 && !vsw_qos_paused(q, l); k++)
+                    CHECK(vsw_qos_enqueue(q, l, 0, h++ * 4 + l, 1514, t) >= 0);
+            vsw_qos_frame f;
+            uint64_t nx = UINT64_MAX;
+            for (unsigned k = 0; k < 4096 && vsw_qos_dequeue(q, t, &f, &nx); k++)
+                if (t >= 1000 * MS)
+                    bytes[f.handle % 4] += f.len;
+            CHECK(nx != UINT64_MAX);
+            t = (nx > t ? nx : t) + late[i] * ft;
+        }
+        double secs = (double)(t - 1000 * MS) / G;
+        char what[64];
+        snprintf(what, sizeof(what), "12 Mbit/s line, caller %u frame times late", late[i]);
+        /* the last frame of the window may lie beyond t: one frame of slack */
+        CHECK(within(what, (bytes[0] + bytes[1] + bytes[2]) * 8 / secs, line, 0.01));
+        CHECK(within("  the 6 Mbit/s guarantee", bytes[1] * 8 / secs, 6e6, 0.02));
+        CHECK(within("  the 1 Mbit/s cap", bytes[2] * 8 / secs, 1e6, 0.02));
+        vsw_qos_destroy(q);
+    }
+    /* an idle spell, then ten frames at t1 and a caller 3.5 frame times
+     * late: the four that fit in those 3.5 frame times go, from t1 on */
+    vsw_qos *q = mkq(1, line);
+    vsw_qos_frame f;
+    uint64_t nx;
+    CHECK_EQ(vsw_qos_enqueue(q, 0, 0, 0, 1514, 0), 0);
+    CHECK_EQ(vsw_qos_dequeue(q, 0, &f, &nx), 1);
+    uint64_t t1 = 100 * ft;
+    for (unsigned k = 0; k < 10; k++)
+        CHECK(vsw_qos_enqueue(q, 0, 0, k, 1514, t1) >= 0);
+    unsigned sent = 0;
+    while (sent < 10 && vsw_qos_dequeue(q, t1 + 7 * ft / 2, &f, &nx))
+        sent++;
+    printf("  after an idle spell, 3.5 frame times late: %u of 10 frames sent (want 4)\n",
+           sent);
+    CHECK_EQ(sent, 4);
+    vsw_qos_destroy(q);
+}
+
 /* A VF's tx_max holds while others saturate the link; also on a tenant
  * node, and with a mix of frame sizes. */
 static void test_tx_max(void)
@@ -745,6 +802,7 @@ static void test_soak(void)
 int main(void)
 {
     test_line_rate();
+    test_late_caller();
     test_tx_max();
     test_tenant_weights();
     test_guarantee();
