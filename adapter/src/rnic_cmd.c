@@ -269,6 +269,8 @@ static int cmd_qp_modify(struct rnic_fn *fs, struct vfw_rcmd *d)
     if (!qp_get(fs, c->qp))
         return VFW_RCMD_S_NOENT;
     int rc = vfw_qp_modify(fs->e, c->qp, (enum vfw_qp_state)c->state);
+    if (rc == 0 && c->state == VFW_QPS_ERROR)
+        rnic_qp_drain(fs, c->qp);
     return rc == -EINVAL ? VFW_RCMD_S_STATE : st_of(rc);
 }
 

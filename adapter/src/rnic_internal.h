@@ -192,6 +192,7 @@ bool rnic_eq_read_reg(const struct rnic_fn *fs, uint64_t addr, uint32_t *v);
 /* rnic_wq.c */
 void rnic_cqe_hook(void *opaque, uint32_t cq_id, const struct vfw_cqe *c);
 void rnic_wq_run(struct rnic_fn *fs, unsigned budget, bool *more);
+void rnic_qp_drain(struct rnic_fn *fs, uint32_t id);
 void rnic_cq_errors(struct rnic_fn *fs);
 void rnic_qp_free(struct rnic_fn *fs, uint32_t id);
 void rnic_cq_free(struct rnic_fn *fs, uint32_t id);

@@ -351,6 +351,23 @@ static bool qp_queue(struct rnic_fn *fs, uint32_t id, struct rnic_qp *q,
     return false;
 }
 
+/* A QP just moved to ERROR: every WR the driver rang in completes with
+ * WR_FLUSH_ERR now, also those whose WQEs the device has not fetched yet
+ * (their doorbell came in the same batch as the command, or the engine's
+ * queue was full). Fetched on an ERROR QP, each is flushed as it is
+ * posted. Left to a later run they could be lost: a QP_DESTROY right
+ * behind the command forgets the ring, and a process whose device was
+ * removed under it (FLR) would wait for completions that never come. */
+void rnic_qp_drain(struct rnic_fn *fs, uint32_t id)
+{
+    struct rnic_qp *q = qp_of(fs, id);
+    if (!q)
+        return;
+    unsigned budget = q->rq_depth + q->sq_depth;    /* bounds both loops */
+    qp_queue(fs, id, q, false, &budget);
+    qp_queue(fs, id, q, true, &budget);
+}
+
 void rnic_wq_run(struct rnic_fn *fs, unsigned budget, bool *more)
 {
     if (!fs->db_pending)

@@ -751,6 +751,54 @@ static int test_abortive_close(void)
     return 0;
 }
 
+/* ERROR then DESTROY in one batch of commands, with SQ WQEs rung in but
+ * not fetched yet (the commands run before the doorbells' WQEs, as when a
+ * driver tears a QP down during an FLR): each of those WRs still completes
+ * with WR_FLUSH_ERR, so a process polling its CQ learns that they ended. */
+static int test_error_flushes_rung_wqes(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    uint32_t cep_a, cep_b;
+    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    struct vfw_wqe w;
+    for (unsigned i = 0; i < 3; i++) {
+        sge_wqe(&w, 0xe0 + i, VFW_WQE_OP_RDMA_WRITE, a.stag, MR_IOVA, 4000);
+        w.remote_stag = b.stag;
+        w.remote_addr = MR_IOVA;
+        post(&A, &a.qp, true, &w, 1);          /* rung in, no run yet */
+    }
+    struct vfw_rcmd d[2] = { { .opcode = VFW_RCMD_QP_MODIFY },
+                             { .opcode = VFW_RCMD_QP_DESTROY } };
+    d[0].u.qp_modify.qp = d[1].u.qp_modify.qp = a.qp.id;
+    d[0].u.qp_modify.state = VFW_QPS_ERROR;
+    uint64_t at[2];
+    for (unsigned i = 0; i < 2; i++) {
+        at[i] = A.rcq + (uint64_t)A.rcq_tail * VFW_RCQ_DESC_SIZE;
+        d[i].cookie = ++A.cookie;
+        memcpy(gm(&A, at[i]), &d[i], sizeof(d[i]));
+        A.rcq_tail = (A.rcq_tail + 1) % 16;
+    }
+    reg_w(&A, VFW_REG_RCQ_TAIL, A.rcq_tail);    /* both commands at once */
+    vfw_rnic_run(R1);
+    for (unsigned i = 0; i < 2; i++) {
+        struct vfw_rcmd out;
+        memcpy(&out, gm(&A, at[i]), sizeof(out));
+        CHECK((out.flags & VFW_RCMD_F_DONE) && out.status == VFW_RCMD_S_OK);
+    }
+    struct vfw_cqe_hw c;
+    for (unsigned i = 0; i < 3; i++) {
+        CHECK(cq_poll(&A, &a.cq, &c));
+        CHECK(c.wr_id == 0xe0 + i && c.status == VFW_CQE_S_WR_FLUSH_ERR);
+    }
+    CHECK(!cq_poll(&A, &a.cq, &c));
+    CHECK(used_of(R1, 0).qp == 0);
+    teardown();
+    return 0;
+}
+
 /* Connection quota and listener backlog on a VF: a LISTEN beyond the
  * quota fails with NOSPC; a connection beyond the backlog is reset when
  * its handshake completes (the active side sees CONNECT_REPLY RESET). */
@@ -1135,6 +1183,7 @@ int main(int argc, char **argv)
         { "reset_with_connection", test_reset_with_connection },
         { "graceful_close", test_graceful_close },
         { "abortive_close", test_abortive_close },
+        { "error_flushes_rung_wqes", test_error_flushes_rung_wqes },
         { "conn_quota_backlog", test_conn_quota_backlog },
         { "eq_overflow", test_eq_overflow },
         { "refused_and_rejected", test_refused_and_rejected },
