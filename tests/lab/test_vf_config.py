@@ -29,7 +29,9 @@ def ssh(lab, cmd, check=True):
 def pf_netdev(lab, num_vfs=NUM_VFS):
     """Load vfwarp_pf, create num_vfs VFs; yields (pci address, netdev)."""
     assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
-    ssh(lab, f"dmesg -C; insmod {MOD}")
+    # settled: udev renames the new netdev (eth0 -> enp1s0) after insmod
+    # returns; a name read before that is gone by the next command (CI)
+    ssh(lab, f"dmesg -C; insmod {MOD}; udevadm settle -t 60")
     try:
         pf = ssh(lab, f"lspci -D -n -d {PF_ID}").stdout.split()[0]
         dev = ssh(lab, f"ls /sys/bus/pci/devices/{pf}/net").stdout.split()[0]
