@@ -425,6 +425,18 @@ static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
     return 0;
 }
 
+/* A fresh pair of functions (setup()), an endpoint on each, connected:
+ * the start of most tests below. */
+static int connected_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
+                          uint32_t *cep_b)
+{
+    CHECK(setup() == 0);
+    CHECK(ep_make(a, &A) == 0);
+    CHECK(ep_make(b, &B) == 0);
+    CHECK(connect_pair(a, b, cep_a, cep_b) == 0);
+    return 0;
+}
+
 static void sge_wqe(struct vfw_wqe *w, uint64_t wr_id, uint8_t op,
                     uint32_t lkey, uint64_t addr, uint32_t len)
 {
@@ -441,12 +453,9 @@ static void sge_wqe(struct vfw_wqe *w, uint64_t wr_id, uint8_t op,
 
 static int test_verbs_end_to_end(void)
 {
-    CHECK(setup() == 0);
     struct ep a, b;
-    CHECK(ep_make(&a, &A) == 0);
-    CHECK(ep_make(&b, &B) == 0);
     uint32_t cep_a, cep_b;
-    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    CHECK(connected_pair(&a, &b, &cep_a, &cep_b) == 0);
     struct vfw_aq_rdma_quota u = used_of(R1, 0);
     CHECK(u.qp == 1 && u.cq == 1 && u.mr == 1 && u.pd == 1 &&
           u.mr_pages == 4 && u.conn == 1);
@@ -599,12 +608,9 @@ static int test_verbs_end_to_end(void)
  * posted after it is flushed. */
 static int test_bad_stag_write(void)
 {
-    CHECK(setup() == 0);
     struct ep a, b;
-    CHECK(ep_make(&a, &A) == 0);
-    CHECK(ep_make(&b, &B) == 0);
     uint32_t cep_a, cep_b;
-    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    CHECK(connected_pair(&a, &b, &cep_a, &cep_b) == 0);
     uint8_t got[64];
     memset(got, 0xee, 64);
     g_put(&B, &b.mr, 12000, got, 64);
@@ -639,12 +645,9 @@ static int test_bad_stag_write(void)
 /* Reset of a function with a live connection: the peer sees the RST. */
 static int test_reset_with_connection(void)
 {
-    CHECK(setup() == 0);
     struct ep a, b;
-    CHECK(ep_make(&a, &A) == 0);
-    CHECK(ep_make(&b, &B) == 0);
     uint32_t cep_a, cep_b;
-    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    CHECK(connected_pair(&a, &b, &cep_a, &cep_b) == 0);
     vfw_rnic_reset_fn(R1, 1);
     struct vfw_eqe e;
     CHECK(eq_wait(&B, &A, VFW_EQE_CLOSE, &e, NULL));
@@ -723,12 +726,9 @@ static int test_graceful_close(void)
  * A's posted receive flushed. */
 static int test_abortive_close(void)
 {
-    CHECK(setup() == 0);
     struct ep a, b;
-    CHECK(ep_make(&a, &A) == 0);
-    CHECK(ep_make(&b, &B) == 0);
     uint32_t cep_a, cep_b;
-    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    CHECK(connected_pair(&a, &b, &cep_a, &cep_b) == 0);
     struct vfw_wqe w;
     sge_wqe(&w, 0xc1, VFW_WQE_OP_RECV_, a.stag, MR_IOVA, 100);
     post(&A, &a.qp, false, &w, 1);
@@ -757,12 +757,9 @@ static int test_abortive_close(void)
  * with WR_FLUSH_ERR, so a process polling its CQ learns that they ended. */
 static int test_error_flushes_rung_wqes(void)
 {
-    CHECK(setup() == 0);
     struct ep a, b;
-    CHECK(ep_make(&a, &A) == 0);
-    CHECK(ep_make(&b, &B) == 0);
     uint32_t cep_a, cep_b;
-    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    CHECK(connected_pair(&a, &b, &cep_a, &cep_b) == 0);
     struct vfw_wqe w;
     for (unsigned i = 0; i < 3; i++) {
         sge_wqe(&w, 0xe0 + i, VFW_WQE_OP_RDMA_WRITE, a.stag, MR_IOVA, 4000);
@@ -978,12 +975,9 @@ static int test_refused_and_rejected(void)
  * VFW_EQE_CQ_ERROR raised. EQ overflow counted likewise. */
 static int test_cq_overflow(void)
 {
-    CHECK(setup() == 0);
     struct ep a, b;
-    CHECK(ep_make(&a, &A) == 0);
-    CHECK(ep_make(&b, &B) == 0);
     uint32_t cep_a, cep_b;
-    CHECK(connect_pair(&a, &b, &cep_a, &cep_b) == 0);
+    CHECK(connected_pair(&a, &b, &cep_a, &cep_b) == 0);
     /* 32-entry CQ on A; the SQ holds 16: post 16, reap none, post 16 more */
     struct vfw_wqe w;
     for (int round = 0; round < 3; round++) {
