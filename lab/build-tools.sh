@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the verbs test tools (tools/verbs/*.c, librdmacm + libibverbs) and
-# the tests' LD_PRELOAD libraries (tools/preload/*.c -> *.so) for the lab hosts, inside the image's root file system used as a chroot (it has
+# the tests' LD_PRELOAD libraries (tools/preload/*.c -> *.so) for the lab
+# hosts, inside the image's root file system used as a chroot (it has
 # libibverbs-dev and librdmacm-dev), like build-provider.sh. Warnings fail the
 # build. Output in build/guest/tools/ (shared into every host at
 # /mnt/vfwarp/tools/). Small and fast: rebuilt whenever a source changed.
