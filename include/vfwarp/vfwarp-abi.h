@@ -11,6 +11,15 @@
  * Layouts: SQ/RQ rings are depth * VFW_WQE_SIZE bytes, a CQ ring is
  * depth * VFW_CQE_SIZE followed by VFW_CQ_CTRL_SIZE bytes of control block.
  * The doorbell page of the context is mapped with mmap(db_mmap_offset).
+ *
+ * With VFWARP_UCTX_F_STATUS the context also has a read-only status page,
+ * mmap(status_mmap_offset): ordinary memory whose first 32-bit word reads
+ * VFWARP_STATUS_LIVE while the context is bound to its device. When the
+ * device goes (FLR, VF disable, driver unload) the core zaps the mapping
+ * and the page reads as zeros from then on, with no system call: a
+ * process busy-polling a CQ learns that no completion will ever come from
+ * the device, and the provider flushes its outstanding work requests
+ * itself (a removed device's QPs are in ERROR).
  */
 #ifndef VFWARP_ABI_USER_H
 #define VFWARP_ABI_USER_H
@@ -29,7 +38,13 @@ struct vfwarp_alloc_ucontext_resp {
 	__u32 max_inline;
 	__u32 wqe_size;         /* VFW_WQE_SIZE */
 	__u32 cqe_size;         /* VFW_CQE_SIZE */
+	__aligned_u64 status_mmap_offset;   /* with VFWARP_UCTX_F_STATUS */
+	__u32 flags;            /* VFWARP_UCTX_F_* */
+	__u32 rsvd;
 };
+
+#define VFWARP_UCTX_F_STATUS	0x1u
+#define VFWARP_STATUS_LIVE	0x4c495645u	/* "LIVE" */
 
 struct vfwarp_create_cq_req {
 	__aligned_u64 buf_va;   /* page aligned */

@@ -126,6 +126,7 @@ struct vfw_ucontext {
 	struct ib_ucontext ibuc;
 	u16 db_page;
 	struct rdma_user_mmap_entry *db_entry;
+	struct rdma_user_mmap_entry *status_entry;	/* reads LIVE until unplug */
 };
 
 static inline struct vfw_ucontext *to_vuctx(struct ib_ucontext *uc)

@@ -185,6 +185,10 @@ static void dev_cqe(struct vfwarp_cq *cq, uint32_t n, uint32_t qp,
 			 __ATOMIC_RELEASE);
 }
 
+/* The context's status page as the kernel maps it: LIVE, zeros once the
+ * core zapped the mapping (device gone). */
+static uint32_t status_word;
+
 static uint32_t ctrl_cons(struct vfwarp_cq *cq)
 {
 	return le32toh(*cq->ctrl_cons);
@@ -220,6 +224,8 @@ int main(void)
 	ctx->max_sge = VFW_RDMA_MAX_SGE;
 	ctx->max_inline = VFW_RDMA_MAX_INLINE;
 	ctx->page_size = 4096;
+	status_word = htole32(VFWARP_STATUS_LIVE);
+	ctx->status = &status_word;
 	pthread_spin_init(&ctx->qp_lock, PTHREAD_PROCESS_PRIVATE);
 	pd.context = &ctx->ibv_ctx.context;
 
@@ -440,6 +446,49 @@ int main(void)
 	for (i = 43; i < 43 + 8; i++)
 		dev_cqe(cq, i, 0x4242, 0, VFW_CQE_OP_SEND, 0, 0, i, 0, 0);
 	CHECK(vfwarp_poll_cq(ibcq, 16, wc) == 0 && ctrl_cons(cq) == 51);
+
+	/* The device goes (FLR) with a receive and two sends outstanding, one
+	 * completed in the ring: the ring's CQE first, then the rest flushed
+	 * by the provider, unsignaled ones too; nothing read from the ring
+	 * after that; a send posted after the device went is flushed too. */
+	qa.cap.max_inline_data = 0;
+	ibqp = vfwarp_create_qp(&pd, &qa);
+	CHECK(ibqp != NULL);
+	qp = to_vqp(ibqp);
+	rwr[0] = (struct ibv_recv_wr){ .wr_id = 500, .sg_list = sge,
+		.num_sge = 1 };
+	CHECK(vfwarp_post_recv(ibqp, rwr, &bad_r) == 0);
+	swr[0] = (struct ibv_send_wr){ .wr_id = 501, .next = &swr[1],
+		.sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED };
+	swr[1] = (struct ibv_send_wr){ .wr_id = 502, .sg_list = sge,
+		.num_sge = 1, .opcode = IBV_WR_RDMA_WRITE };
+	swr[1].wr.rdma.rkey = 0x5555;
+	CHECK(vfwarp_post_send(ibqp, swr, &bad_s) == 0);
+	dev_cqe(cq, 51, qp->id, 0, VFW_CQE_OP_SEND, VFW_CQE_S_SUCCESS, 8, 501,
+		0, 0);
+	CHECK(vfwarp_poll_cq(ibcq, 16, wc) == 1 && wc[0].wr_id == 501);
+	CHECK(vfwarp_poll_cq(ibcq, 16, wc) == 0 && !cq->dead);
+	status_word = 0;
+	n = vfwarp_poll_cq(ibcq, 1, wc);
+	CHECK(n == 1 && wc[0].wr_id == 500 && wc[0].opcode == IBV_WC_RECV &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR &&
+	      wc[0].qp_num == ibqp->qp_num && cq->dead);
+	dev_cqe(cq, 52, qp->id, 1, VFW_CQE_OP_RDMA_WRITE,
+		VFW_CQE_S_WR_FLUSH_ERR, 0, 502, 0, 0);
+	n = vfwarp_poll_cq(ibcq, 16, wc);
+	CHECK(n == 1 && wc[0].wr_id == 502 &&
+	      wc[0].opcode == IBV_WC_RDMA_WRITE &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR);
+	CHECK(vfwarp_poll_cq(ibcq, 16, wc) == 0 && ctrl_cons(cq) == 52);
+	swr[0].wr_id = 503;
+	swr[0].next = NULL;
+	CHECK(vfwarp_post_send(ibqp, swr, &bad_s) == 0);
+	n = vfwarp_poll_cq(ibcq, 16, wc);
+	CHECK(n == 1 && wc[0].wr_id == 503 && wc[0].opcode == IBV_WC_SEND &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR);
+	CHECK(qp->sq.ci == qp->sq.pi && qp->rq.ci == qp->rq.pi);
+	CHECK(vfwarp_destroy_qp(ibqp) == 0);
 
 	CHECK(vfwarp_destroy_cq(ibcq) == 0);
 	pthread_spin_destroy(&ctx->qp_lock);

@@ -339,6 +339,77 @@ static bool vfwarp_cqe_to_wc(struct vfwarp_context *ctx,
 	return true;
 }
 
+/*
+ * The device of this context is gone (FLR, VF disable, driver unload): the
+ * kernel zapped the status page, which now reads as zeros. The device
+ * flushed what it had been told before it went; anything posted since
+ * (a doorbell into the zapped page reaches no device) would wait forever.
+ */
+static bool vfwarp_device_gone(struct vfwarp_context *ctx)
+{
+	return ctx->status && le32toh(*ctx->status) != VFWARP_STATUS_LIVE;
+}
+
+static enum ibv_wc_opcode vfwarp_sq_wc_opcode(uint8_t wqe_opcode)
+{
+	switch (wqe_opcode) {
+	case VFW_WQE_OP_RDMA_WRITE:	return IBV_WC_RDMA_WRITE;
+	case VFW_WQE_OP_RDMA_READ:	return IBV_WC_RDMA_READ;
+	default:			return IBV_WC_SEND;
+	}
+}
+
+/* Flush one work queue's outstanding WRs into wc, oldest first. */
+static int vfwarp_wq_flush_sw(struct vfwarp_qp *qp, struct vfwarp_wq *wq,
+			      bool sq, struct ibv_wc *wc, int max)
+{
+	int n = 0;
+
+	pthread_spin_lock(&wq->lock);
+	while (n < max && wq->ci != wq->pi) {
+		const struct vfw_wqe *w = (const struct vfw_wqe *)
+			(wq->ring + (size_t)(wq->ci & (wq->depth - 1)) * VFW_WQE_SIZE);
+
+		memset(&wc[n], 0, sizeof(wc[n]));
+		wc[n].wr_id = le64toh(w->wr_id);
+		wc[n].status = IBV_WC_WR_FLUSH_ERR;
+		wc[n].vendor_err = VFW_CQE_S_WR_FLUSH_ERR;
+		wc[n].opcode = sq ? vfwarp_sq_wc_opcode(w->opcode) : IBV_WC_RECV;
+		wc[n].qp_num = qp->vqp.qp.qp_num;
+		wq->ci++;
+		n++;
+	}
+	pthread_spin_unlock(&wq->lock);
+	return n;
+}
+
+/*
+ * A dead CQ's completions, made here: every WR still outstanding on a QP
+ * that completes into this CQ ends with WR_FLUSH_ERR, as the device would
+ * have flushed it (the device's QPs of a removed function are in ERROR).
+ * WRs posted later are flushed by the next poll. Called with cq->lock.
+ */
+static int vfwarp_cq_flush_sw(struct vfwarp_context *ctx,
+			      struct vfwarp_cq *cq, struct ibv_wc *wc, int max)
+{
+	int n = 0;
+
+	pthread_spin_lock(&ctx->qp_lock);
+	for (unsigned int b = 0; b < VFWARP_QP_HASH && n < max; b++) {
+		for (struct vfwarp_qp *qp = ctx->qp_hash[b]; qp && n < max;
+		     qp = qp->hash_next) {
+			if (to_vcq(qp->vqp.qp.recv_cq) == cq)
+				n += vfwarp_wq_flush_sw(qp, &qp->rq, false,
+							wc + n, max - n);
+			if (to_vcq(qp->vqp.qp.send_cq) == cq)
+				n += vfwarp_wq_flush_sw(qp, &qp->sq, true,
+							wc + n, max - n);
+		}
+	}
+	pthread_spin_unlock(&ctx->qp_lock);
+	return n;
+}
+
 int vfwarp_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct vfwarp_cq *cq = to_vcq(ibcq);
@@ -350,6 +421,8 @@ int vfwarp_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		return 0;
 
 	pthread_spin_lock(&cq->lock);
+	if (cq->dead)
+		goto flush;
 	/* At most one pass over the ring per call, dropped CQEs included. */
 	while (n < num_entries && scanned < cq->depth) {
 		struct vfw_cqe_hw *hw = vfwarp_cq_entry(cq, cq->cons);
@@ -371,6 +444,17 @@ int vfwarp_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		udma_to_device_barrier();
 		*(volatile uint32_t *)cq->ctrl_cons = htole32(cq->cons);
 	}
+	/*
+	 * The ring is drained: from now on, if the device is gone, this CQ
+	 * completes its WRs itself. CQEs the device may still write while
+	 * the kernel tears its objects down are not read: they would repeat
+	 * WRs flushed here.
+	 */
+	if (n < num_entries && vfwarp_device_gone(ctx))
+		cq->dead = true;
+flush:
+	if (cq->dead)
+		n += vfwarp_cq_flush_sw(ctx, cq, wc + n, num_entries - n);
 	pthread_spin_unlock(&cq->lock);
 	return n;
 }

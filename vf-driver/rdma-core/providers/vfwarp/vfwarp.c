@@ -115,6 +115,21 @@ static struct verbs_context *vfwarp_alloc_context(struct ibv_device *ibdev,
 		goto err_free;
 	}
 
+	if (resp.flags & VFWARP_UCTX_F_STATUS) {
+		void *st = mmap(NULL, ctx->page_size, PROT_READ, MAP_SHARED,
+				cmd_fd, resp.status_mmap_offset);
+
+		if (st == MAP_FAILED) {
+			verbs_err(&ctx->ibv_ctx,
+				  "vfwarp: mapping the status page failed: %d\n",
+				  errno);
+			munmap(ctx->db, VFW_DB_PAGE_SIZE);
+			pthread_spin_destroy(&ctx->qp_lock);
+			goto err_free;
+		}
+		ctx->status = st;
+	}
+
 	verbs_set_ops(&ctx->ibv_ctx, &vfwarp_ctx_ops);
 	return &ctx->ibv_ctx;
 
@@ -129,6 +144,8 @@ static void vfwarp_free_context(struct ibv_context *ibctx)
 	struct vfwarp_context *ctx = to_vctx(ibctx);
 
 	munmap(ctx->db, VFW_DB_PAGE_SIZE);
+	if (ctx->status)
+		munmap((void *)ctx->status, ctx->page_size);
 	pthread_spin_destroy(&ctx->qp_lock);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);

@@ -52,6 +52,9 @@ struct vfwarp_qp;
 struct vfwarp_context {
 	struct verbs_context ibv_ctx;
 	void *db;			/* this context's doorbell page (BAR4) */
+	/* Read-only status page: VFWARP_STATUS_LIVE while the device is
+	 * there, zeros once it is gone (NULL: an older kernel has none). */
+	const volatile uint32_t *status;
 	uint32_t db_page;
 	uint32_t max_qp_depth;		/* power of two */
 	uint32_t max_cq_depth;		/* power of two */
@@ -76,6 +79,9 @@ struct vfwarp_cq {
 	uint32_t depth;			/* power of two */
 	uint32_t id;			/* device CQ id, for the arm doorbell */
 	uint32_t cons;			/* CQEs consumed (wrapping) */
+	/* The device is gone: the ring is not read again, poll_cq flushes
+	 * the outstanding WRs of the CQ's QPs itself. */
+	bool dead;
 };
 
 /* One work queue: a ring of depth WQEs of VFW_WQE_SIZE bytes. */
