@@ -78,6 +78,23 @@ def within(got, want, tol=0.1):
     return want * (1 - tol) <= got <= want * (1 + tol)
 
 
+def shared_flows(lab, want, extra=("", "")):
+    """full_flows for a share of the line, measured once more when VF 0's
+    and VF 1's ratio misses `want` by over 10%. The scheduler is work
+    conserving: when a host starved of CPU lets the heavier flow's queue
+    run empty for a moment, the other flow takes the slot, and the ratio
+    falls with no fault of the weights (CI, 2026-11-29: 3:1 came out 2.68
+    with the line full, 8.21 + 3.06 Mbit/s, while the other lab session
+    booted its hosts; quiet runs give 2.90-3.02). Weights that are wrong
+    miss both times; both figures are printed."""
+    got = full_flows(lab, extra)
+    if not within(got[0] / got[1], want):
+        print(f"\nratio {got[0] / got[1]:.2f} ({got[0]:.2f} / {got[1]:.2f} Mbit/s), "
+              f"want {want:.2f}: measured again")
+        got = full_flows(lab, extra)
+    return got
+
+
 WEIGHTS = (3, 1)
 # Classes 1 and 2 get 63% and 27% (70:30), the others small shares. With
 # the others at 0% the ratio came out 1.85-2.12 in three runs (want 2.33):
@@ -101,13 +118,13 @@ def test_shares_of_a_congested_uplink(congested):
     up, d, n = congested, congested.dl, congested.dev
     up.sh(f"devlink port function rate set {d}/1 tx_weight {WEIGHTS[0]}; "
           f"devlink port function rate set {d}/2 tx_weight {WEIGHTS[1]}")
-    weighted = full_flows(up.lab)
+    weighted = shared_flows(up.lab, WEIGHTS[0] / WEIGHTS[1])
     up.sh(f"devlink port function rate set {d}/1 tx_weight 0; "
           f"devlink port function rate set {d}/2 tx_weight 0; "
           f"dcb ets set dev {n} tc-tsa all:ets tc-bw {ETS_BW} prio-tc all:0 1:1 2:2; "
           f"dcb app add dev {n} dscp-prio {DSCP[0]}:1 {DSCP[1]}:2; "
           f"dcb apptrust set dev {n} order dscp")
-    classes = full_flows(up.lab, tuple(f"-S {x << 2}" for x in DSCP))
+    classes = shared_flows(up.lab, ETS[0] / ETS[1], tuple(f"-S {x << 2}" for x in DSCP))
     for what, got, want in (("weights", weighted, WEIGHTS), ("ets", classes, ETS)):
         print(f"\nline rate {LINE_MBIT} Mbit/s, {what} {want}: VF0 {got[0]:.2f}, "
               f"VF1 {got[1]:.2f} Mbit/s, ratio {got[0] / got[1]:.2f}, sum {sum(got):.2f}")
@@ -146,7 +163,7 @@ def test_tenant_nodes_share_3_to_1(congested):
           f"devlink port function rate add {d}/tenant2 tx_weight 1; "
           f"devlink port function rate set {d}/1 tx_weight 1 parent tenant1; "
           f"devlink port function rate set {d}/2 tx_weight 3 parent tenant2")
-    got = full_flows(up.lab)
+    got = shared_flows(up.lab, 3)
     print(f"\nline rate {LINE_MBIT} Mbit/s, tenant nodes 3:1 (leaves 1:3): VF0 {got[0]:.2f}, "
           f"VF1 {got[1]:.2f} Mbit/s, ratio {got[0] / got[1]:.2f}, sum {sum(got):.2f}")
     assert within(got[0] / got[1], 3), got
