@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from vf_env import addr, nsx, vfs_up
+from vf_env import addr, nsx, rdma_counter, vfs_up
 from vfwarp_lab.paths import guest_share_dir
 
 TOOL = "/mnt/vfwarp/tools/vfw_verbs_check"
@@ -33,10 +33,7 @@ def vcheck(lab2):
 
 
 def db_refused(lab, host, vf):
-    out = nsx(lab, host, vf, "rdma statistic show").stdout
-    m = re.search(r"\bdb_refused (\d+)", out)
-    assert m, f"no db_refused counter in 'rdma statistic show':\n{out}"
-    return int(m.group(1))
+    return rdma_counter(lab, host, vf, "db_refused")
 
 
 def run_check(lab, srv, cli, port, seed, doorbell=True):

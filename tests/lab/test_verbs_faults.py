@@ -15,7 +15,7 @@ import pytest
 
 import vf_env
 from test_verbs import PERF_PORT, bg, ibdev_of, res_counts, RES_KINDS, rping_pair, wait_listen
-from vf_env import addr, vfs_up
+from vf_env import addr, rdma_counter, vfs_up
 
 SPLAT = re.compile(r"WARNING:|BUG:|Oops|Call Trace|general protection|list_del corruption")
 
@@ -38,12 +38,11 @@ def start_transfer(lab, secs=120):
     bg(lab, "h2", 0, wrap.format(t=secs + 60, d=secs, a=""), "/tmp/fault-bw.log")
     wait_listen(lab, "h2", 0, PERF_PORT, "/tmp/fault-bw.log")
     bg(lab, "h1", 0, wrap.format(t=secs + 60, d=secs, a=addr("h2", 0)), "/tmp/fault-bw.log")
-    dev = ibdev_of(lab, "h1", 0)
     end = time.time() + 90
-    before = tx_frames(lab, "h1", dev)
+    before = rdma_counter(lab, "h1", 0, "tx_frames")
     while time.time() < end:
         time.sleep(2)
-        now = tx_frames(lab, "h1", dev)
+        now = rdma_counter(lab, "h1", 0, "tx_frames")
         if (now - before) % 2**32 >= DATA_FRAMES:
             return
         before = now
@@ -54,14 +53,6 @@ def start_transfer(lab, secs=120):
 # Frames h1's device sends in 2 s once 64 KiB WRITEs flow (hundreds under
 # TCG); perftest's set-up sends a few dozen.
 DATA_FRAMES = 200
-
-
-def tx_frames(lab, host, dev):
-    """The device's count of frames its RDMA engine sent (VFW_RSTAT_TX_FRAMES)."""
-    out = lab.ssh(host, f"rdma statistic show link {dev}/1").stdout
-    m = re.search(r"\btx_frames (\d+)", out)
-    assert m, out
-    return int(m.group(1))
 
 
 def wait_ended(lab, host, secs):

@@ -141,6 +141,16 @@ def stats(lab, host, vf):
     return {k: int(v) for k, v in re.findall(r"^\s+(\w+): (\d+)$", out, re.M)}
 
 
+def rdma_counter(lab, host, vf, name):
+    """Counter `name` of VF `vf`'s own ib_device (`rdma statistic`: the
+    device's VFW_RSTAT_* registers, 32-bit wrapping)."""
+    out = nsx(lab, host, vf, "sh -c 'rdma statistic show link "
+                             "$(ls /sys/class/net/vfeth/device/infiniband)/1'").stdout
+    m = re.search(rf"\b{name} (\d+)", out)
+    assert m, f"no {name} counter in 'rdma statistic show':\n{out}"
+    return int(m.group(1))
+
+
 def pf_netdev(lab, host):
     return lab.ssh(host, f"ls /sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')/net "
                          "2>/dev/null", check=False).stdout.strip()
