@@ -9,11 +9,10 @@ uplink stays congested.
 """
 import json
 import re
-import time
 
 import pytest
 
-from vf_env import addr
+from vf_env import addr, wait_tcp_listener
 from qos_env import PF_ID, RESET, ssh
 
 LINE_MBIT = 12
@@ -86,7 +85,9 @@ def servers(lab, vfs, secs=60):
     for vf in vfs:
         ssh(lab, f"ip netns exec vf{vf} setsid timeout {secs} iperf3 -s -1 "
                  f">/tmp/iperf3-s{vf}.log 2>&1 < /dev/null &", host="h2")
-    time.sleep(1)
+    for vf in vfs:
+        wait_tcp_listener(lambda c: ssh(lab, f"ip netns exec vf{vf} {c}", host="h2", check=False),
+                          5201, f"cat /tmp/iperf3-s{vf}.log", what=f"h2 vf{vf}: iperf3 -s")
 
 
 CLIENT = "ip netns exec vf{vf} iperf3 -c {dst} -t {t} -O 2 {x} -J > /tmp/iperf3-c{vf}.json"

@@ -21,7 +21,7 @@ import pytest
 from congestion_env import (CLIENT, LINE_MBIT, PER_FRAME, PER_WIRE, Uplink, delta, flows,
                             ping_rtts, received, servers)
 from qos_env import ssh
-from vf_env import addr, perftest_runs, vfs_up
+from vf_env import PERF_PORT, addr, perftest_runs, vfs_up, wait_rdma_listener
 
 
 @pytest.fixture(scope="module")
@@ -296,7 +296,6 @@ def test_strict_class_latency_with_bulk_of_the_same_vf(congested):
 # frame: TCP MSS 1460 (no timestamps), less MPA header 2, DDP/RDMAP tagged
 # header 14 and CRC 4 (adapter/src/tcp.c, mpa.c).
 RDMA_PER_FRAME = 1440 / 1514
-PERF_PORT = 18515
 
 
 def rdma_server(lab, vf, cmd, port):
@@ -315,11 +314,8 @@ def rdma_server(lab, vf, cmd, port):
         time.sleep(0.3)
     ssh(lab, f"rm -f {log}; ip netns exec vf{vf} setsid timeout 120 {cmd} -p {port} "
              f">{log} 2>&1 </dev/null &", host="h2", check=False)
-    end = time.time() + 30
-    while not re.search(listening, ssh(lab, "rdma res show cm_id", host="h2", check=False).stdout):
-        if time.time() > end:
-            pytest.fail("no listener: " + ssh(lab, f"cat {log}", host="h2", check=False).stdout)
-        time.sleep(0.3)
+    wait_rdma_listener(lambda c: ssh(lab, c, host="h2", check=False), port, f"cat {log}",
+                       what=f"h2 vf{vf}: {tool}")
 
 
 def test_rdma_write_held_by_tx_max(congested):

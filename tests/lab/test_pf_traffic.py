@@ -12,9 +12,8 @@ failure.
 import contextlib
 import json
 import re
-import time
 
-from vf_env import HOSTS, MODS, PF_ID, require_modules, unload_all
+from vf_env import HOSTS, MODS, PF_ID, require_modules, unload_all, wait_tcp_listener
 
 BAD_LOG = "WARNING\\|BUG\\|Oops"
 
@@ -161,7 +160,8 @@ def test_iperf3_pf_to_pf(lab2):
     with pfs_up(lab2) as nd:
         before = ethtool_stats(lab2, "h2", nd["h2"])
         lab2.ssh("h2", "setsid timeout 60 iperf3 -s -1 >/tmp/iperf3-pf.log 2>&1 < /dev/null &")
-        time.sleep(1)
+        wait_tcp_listener(lambda c: lab2.ssh("h2", c, check=False), 5201,
+                          "cat /tmp/iperf3-pf.log", what="h2: iperf3 -s")
         r = lab2.ssh("h1", f"timeout 60 iperf3 -c {pf_addr('h2')} -t 3 -J", timeout=120)
         res = json.loads(r.stdout)
         bps = res["end"]["sum_received"]["bits_per_second"]

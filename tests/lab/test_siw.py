@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from vf_env import HOSTS, MODS, PF_ID, unload_all
+from vf_env import HOSTS, MODS, PF_ID, unload_all, wait_tcp_listener
 from vfwarp_lab.paths import guest_share_dir
 
 SIW = "siw0"
@@ -141,13 +141,13 @@ def serve(lab, host, cmd, port, log, secs=90):
     """Start an RDMA CM server in the background and wait until it listens
     (iWARP listens are real TCP listens); returns its pid."""
     pid = lab.ssh(host, f"setsid timeout {secs} {cmd} >{log} 2>&1 </dev/null & echo $!").stdout.strip()
-    for _ in range(50):
-        if lab.ssh(host, f"ss -ltnH 'sport = :{port}'").stdout.strip():
-            return pid
-        time.sleep(0.2)
-    out = lab.ssh(host, f"cat {log}", check=False).stdout
-    lab.ssh(host, f"kill {pid}", check=False)
-    pytest.fail(f"{host}: {cmd} does not listen on {port}:\n{out}")
+    try:
+        wait_tcp_listener(lambda c: lab.ssh(host, c, check=False), port, f"cat {log}",
+                          what=f"{host}: {cmd}")
+    except BaseException:
+        lab.ssh(host, f"kill {pid}", check=False)
+        raise
+    return pid
 
 
 def server_log(lab, host, pid, log, secs=20):

@@ -19,7 +19,8 @@ import time
 
 import pytest
 
-from vf_env import PF_ID, addr, nsx, ping, vfs_up
+from vf_env import (PF_ID, RPING_PORT, addr, nsx, ping, vfs_up, wait_rdma_listener,
+                    wait_tcp_listener)
 
 BDF = f"$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')"
 
@@ -396,7 +397,8 @@ def test_tc_flower_offload(bridged):
                        "burst 16k conform-exceed drop/pipe")
         lab2.ssh("h2", "ip netns exec vf0 setsid timeout 60 iperf3 -s -1 "
                        ">/tmp/iperf3-pol.log 2>&1 < /dev/null &")
-        time.sleep(1)
+        wait_tcp_listener(lambda c: nsx(lab2, "h2", 0, c, check=False), 5201,
+                          "cat /tmp/iperf3-pol.log", what="h2 vf0: iperf3 -s")
         out = nsx(lab2, "h1", 0, f"timeout 60 iperf3 -u -b 6M -l 1400 -t 6 -J "
                                  f"-c {addr('h2', 0)}", timeout=120).stdout
         rcv = json.loads(out)["end"]["sum_received"]   # the server's report
@@ -443,7 +445,8 @@ def rping(lab, count=5, secs=40):
     lab.ssh("h2", "pkill -x rping; rm -f /tmp/rping-sd.log", check=False)
     lab.ssh("h2", f"ip netns exec vf0 setsid timeout {secs + 10} rping -s -a {ip} -C {count} "
                   "-v >/tmp/rping-sd.log 2>&1 < /dev/null &")
-    time.sleep(1)
+    wait_rdma_listener(lambda c: lab.ssh("h2", c, check=False), RPING_PORT,
+                       "cat /tmp/rping-sd.log", ip=ip, what="h2 vf0: rping -s")
     r = nsx(lab, "h1", 0, f"timeout {secs} rping -c -a {ip} -C {count} -v -V", check=False,
             timeout=secs + 30)
     lab.ssh("h2", "pkill -x rping", check=False)

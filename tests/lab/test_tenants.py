@@ -20,6 +20,7 @@ import pytest
 
 from provisioned_env import FREE_VF, GUEST_MAC, GUESTS, HOSTS, NUM_VFS, RED, RED_VLAN
 from tenant_env import VF_ID, Host, Tenants, host_vf_line, vf_netdev
+from vf_env import PERF_PORT, RPING_PORT, wait_rdma_listener, wait_tcp_listener
 from vfwarp_lab.tenants import hostdev_interface_xml, hostdev_xml, pool_interface_xml
 
 VLAN_A = 400                     # the live-attached VFs' (no tenant of the inventory has it)
@@ -187,8 +188,9 @@ def test_pool_vf_at_start_and_exhaustion(attached):
 def test_tenants_ping_and_iperf3_across_hosts(attached):
     lab, ten, _, _, _ = attached
     assert ping(ten, "t1", data_ip("t2"), 5) == 5
-    ten.ssh("t2", "pkill -x iperf3; iperf3 -s -D -1 -p 5201", check=False)
-    time.sleep(2)
+    ten.ssh("t2", "pkill -x iperf3; iperf3 -s -D -1 -p 5201 --logfile /tmp/iperf3-s.log", check=False)
+    wait_tcp_listener(lambda c: ten.ssh("t2", c, check=False), 5201, "cat /tmp/iperf3-s.log",
+                      what="t2: iperf3 -s")
     r = ten.ssh("t1", f"iperf3 -c {data_ip('t2')} -p 5201 -t 5 -J", timeout=180)
     m = re.search(r'"sum_received":\s*{[^}]*"bytes":\s*(\d+)', r.stdout)
     assert m and int(m.group(1)) > 0, r.stdout[-1500:]
@@ -204,9 +206,10 @@ def test_verbs_between_tenants_bypass_hosts(attached):
         out = ten.ssh(t, "ibv_devices; rdma link").stdout
         assert "vfwarp" in out, f"{t}: no vfwarp ib_device:\n{out}"
     before = {h: host_counters(lab, h) for h in ("h1", "h2")}
-    ten.ssh("t2", "pkill -x rping; (timeout 300 rping -s -a %s -C 100 -v >/tmp/rping-s.log 2>&1 &)"
-            % data_ip("t2"), check=False)
-    time.sleep(3)
+    t2 = lambda cmd: ten.ssh("t2", cmd, check=False)   # noqa: E731
+    t2("pkill -x rping; (timeout 300 rping -s -a %s -C 100 -v >/tmp/rping-s.log 2>&1 &)"
+       % data_ip("t2"))
+    wait_rdma_listener(t2, RPING_PORT, "cat /tmp/rping-s.log", secs=60, what="t2: rping -s")
     r = ten.ssh("t1", f"timeout 300 rping -c -a {data_ip('t2')} -C 100 -v -V", check=False,
                 timeout=330)
     assert r.returncode == 0 and r.stdout.count("ping data") == 100, \
@@ -215,9 +218,9 @@ def test_verbs_between_tenants_bypass_hosts(attached):
     # pool's and the attached one), so each side names its VF's device
     dev = {t: ten.ssh(t, f"ls /sys/class/net/{nds[t]}/device/infiniband").stdout.strip()
            for t in ("t1", "t2")}
-    ten.ssh("t2", f"pkill -x ib_write_bw; (timeout 300 ib_write_bw -d {dev['t2']} -R -F "
-                  "-s 65536 -n 500 >/tmp/bw-s.log 2>&1 &)", check=False)
-    time.sleep(3)
+    t2(f"pkill -x ib_write_bw; (timeout 300 ib_write_bw -d {dev['t2']} -R -F "
+       "-s 65536 -n 500 >/tmp/bw-s.log 2>&1 &)")
+    wait_rdma_listener(t2, PERF_PORT, "cat /tmp/bw-s.log", secs=60, what="t2: ib_write_bw")
     r = ten.ssh("t1", f"timeout 300 ib_write_bw -d {dev['t1']} -R -F -s 65536 -n 500 "
                       f"{data_ip('t2')}", check=False, timeout=330)
     m = re.search(r"^\s*65536\s+500\s+([\d.]+)\s+([\d.]+)", r.stdout, re.M)
@@ -314,8 +317,9 @@ def test_destroy_mid_iperf3_frees_vfs_for_the_pool(attached):
         attach(lab, ten, "h2", "t2", hostdev_interface_xml(hosts["h2"].vf(lab, ATTACH_VF["h2"]),
                                                           tmac("h2", 0), VLAN_A))
         up_addr(ten, "t2", wait_vf_netdev(ten, "t2", mac=tmac("h2", 0)), data_ip("t2"))
-    ten.ssh("t2", "pkill -x iperf3; iperf3 -s -D -1 -p 5202", check=False)
-    time.sleep(2)
+    ten.ssh("t2", "pkill -x iperf3; iperf3 -s -D -1 -p 5202 --logfile /tmp/iperf3-s.log", check=False)
+    wait_tcp_listener(lambda c: ten.ssh("t2", c, check=False), 5202, "cat /tmp/iperf3-s.log",
+                      what="t2: iperf3 -s")
     ten.ssh("t1", f"(timeout 120 iperf3 -c {data_ip('t2')} -p 5202 -t 60 >/tmp/ip.log 2>&1 &)")
     time.sleep(8)
     ten.destroy("h1", "t1")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from vf_env import addr, nsx, perftest_runs, vfs_up
+from vf_env import PERF_PORT, RPING_PORT, addr, nsx, perftest_runs, vfs_up, wait_rdma_listener
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +25,6 @@ def bg(lab, host, vf, cmd, log):
     """Start `cmd` in VF `vf`'s namespace in the background (bounded by
     timeout in cmd itself), output to `log` on the host."""
     lab.ssh(host, f"ip netns exec vf{vf} setsid {cmd} >{log} 2>&1 </dev/null &")
-
-
-RPING_PORT = 7174     # rping's default port
 
 
 def rping_pair(lab, srv, cli, count=10):
@@ -107,7 +104,6 @@ def test_perftest_run_again_when_its_clock_sampling_fails(verbs):
 
 # ---- perftest across hosts: h1 VF0 (client) -> h2 VF0 (server), rdma_cm -----
 
-PERF_PORT = 18515
 ALL_SIZES = [2 ** i for i in range(1, 24)]      # perftest -a: 2 B .. 8 MiB
 BW_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
 LAT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)"
@@ -118,15 +114,8 @@ def wait_listen(lab, host, vf, port, log, secs=30, ip=None):
     """Wait until the rdma_cm server in VF `vf`'s namespace listens (on `ip`
     when given): its listening cm_id shows in `rdma res` (the RNIC's TCP listen
     is in the adapter, invisible to the guest's ss)."""
-    src = re.escape(ip) if ip else r"\S+"
-    end = time.time() + secs
-    while time.time() < end:
-        out = lab.ssh(host, "rdma res show cm_id", check=False).stdout
-        if re.search(rf"state LISTEN .* src-addr {src}:{port}\b", out):
-            return
-        time.sleep(0.3)
-    pytest.fail(f"{host} vf{vf}: no listener on {port}:\n"
-                + lab.ssh(host, f"cat {log}", check=False).stdout)
+    wait_rdma_listener(lambda cmd: lab.ssh(host, cmd, check=False), port, f"cat {log}",
+                       secs=secs, ip=ip, what=f"{host} vf{vf}")
 
 
 def perf(lab, tool, args, secs=240, srv=("h2", 0), cli=("h1", 0), client_wrap=""):
@@ -359,10 +348,8 @@ def test_kernel_ulp_verbs(verbs, direct):
     verbs.ssh("h1", f"ip netns exec vf0 setsid bash -c 'timeout 200 insmod {KTEST} server=1 "
                     f"{args}; echo rc=$?' >/tmp/ktest-s.log 2>&1 </dev/null &")
     try:
-        end = time.time() + 60            # listening: its cm_id shows in rdma res
-        while time.time() < end and not re.search(
-                r"state LISTEN .*:7999\b", verbs.ssh("h1", "rdma res show cm_id").stdout):
-            time.sleep(0.5)
+        wait_rdma_listener(lambda cmd: verbs.ssh("h1", cmd, check=False), 7999,
+                           "cat /tmp/ktest-s.log", secs=60, what="vfw_ktest server=1")
         r = verbs.ssh("h2", f"ip netns exec vf0 timeout 180 insmod {KTEST} {args}; "
                             "echo rc=$?; dmesg", timeout=240)
         assert "rc=0" in r.stdout, r.stdout

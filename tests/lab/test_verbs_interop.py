@@ -17,12 +17,11 @@ and every module loaded on this test's account (test_siw.py's helpers).
 """
 import contextlib
 import re
-import time
 
 import pytest
 
 from test_siw import SIW, SIW_UP, modules, server_log, siw_down, unload_new
-from vf_env import MODS, addr, nsx, unload_all, vfs_up
+from vf_env import MODS, PERF_PORT, RPING_PORT, addr, nsx, unload_all, vfs_up, wait_rdma_listener
 from vfwarp_lab.paths import guest_share_dir
 
 SIW_IP = addr("h2", 0)
@@ -76,15 +75,13 @@ def serve(lab, side, cmd, port, log, secs=150):
     host, ns = ("h1", "vf0") if side == "vf" else ("h2", "vf0")
     pid = lab.ssh(host, f"ip netns exec {ns} setsid timeout {secs} {cmd} >{log} 2>&1 "
                         "</dev/null & echo $!").stdout.strip()
-    for _ in range(100):
-        # the listening cm_id (vfwarp's TCP listen is in the adapter, not ss)
-        out = lab.ssh(host, "rdma res show cm_id", check=False).stdout
-        if re.search(rf"state LISTEN .* src-addr \S+:{port}\b", out):
-            return host, pid
-        time.sleep(0.2)
-    out = lab.ssh(host, f"cat {log}", check=False).stdout
-    lab.ssh(host, f"kill {pid}", check=False)
-    pytest.fail(f"{host}: {cmd} does not listen on {port}:\n{out}")
+    try:
+        wait_rdma_listener(lambda c: lab.ssh(host, c, check=False), port, f"cat {log}",
+                           what=f"{host}: {cmd}")
+    except BaseException:
+        lab.ssh(host, f"kill {pid}", check=False)
+        raise
+    return host, pid
 
 
 def diag(lab):
@@ -95,7 +92,7 @@ def diag(lab):
 def rping(lab, server, count=20):
     client = "siw" if server == "vf" else "vf"
     ip = VF_IP if server == "vf" else SIW_IP
-    host, pid = serve(lab, server, f"rping -s -a {ip} -C {count} -v", 7174, "/tmp/rping-s.log")
+    host, pid = serve(lab, server, f"rping -s -a {ip} -C {count} -v", RPING_PORT, "/tmp/rping-s.log")
     r = run_in(lab, client, f"timeout 120 rping -c -a {ip} -C {count} -v -V",
                check=False, timeout=180)
     s = server_log(lab, host, pid, "/tmp/rping-s.log", secs=60)
@@ -116,7 +113,7 @@ def write_bw(lab, server):
     ip = VF_IP if server == "vf" else SIW_IP
     dev = lambda side: f"-d {SIW}" if side == "siw" else ""
     bw = f"ib_write_bw -R -F -n {ITERS} -s 65536"
-    host, pid = serve(lab, server, f"{bw} {dev(server)}", 18515, "/tmp/bw-s.log")
+    host, pid = serve(lab, server, f"{bw} {dev(server)}", PERF_PORT, "/tmp/bw-s.log")
     r = run_in(lab, client, f"timeout 150 {bw} {dev(client)} {ip}", check=False, timeout=200)
     s = server_log(lab, host, pid, "/tmp/bw-s.log", secs=60)
     assert r.returncode == 0, f"ib_write_bw client ({client}) failed ({r.returncode}):\n" \

@@ -7,9 +7,9 @@ network namespace (vf_env.py). Every test loads the modules and leaves the
 hosts as it found them, also on failure.
 """
 import json
-import time
 
-from vf_env import addr, mac_of, nsx, pf_netdev, ping, raw_send, stats, vfs_up
+from vf_env import (RPING_PORT, addr, eventually, mac_of, nsx, pf_netdev, ping, raw_send, stats, vfs_up,
+                    wait_rdma_listener, wait_tcp_listener)
 
 # Mbit/s for the max_tx_rate test. TCG reaches ~50 on a quiet machine; the
 # shaper's burst (16 KiB, vswitch/src/sched.c) covers 13 ms of stall at this
@@ -41,7 +41,8 @@ def test_iperf3_vf_to_vf_across_hosts(lab2):
     with vfs_up(lab2):
         lab2.ssh("h2", "ip netns exec vf0 setsid timeout 60 iperf3 -s -1 "
                        ">/tmp/iperf3-s.log 2>&1 < /dev/null &")
-        time.sleep(1)
+        wait_tcp_listener(lambda c: nsx(lab2, "h2", 0, c, check=False), 5201,
+                          "cat /tmp/iperf3-s.log", what="h2 vf0: iperf3 -s")
         r = nsx(lab2, "h1", 0, f"timeout 60 iperf3 -c {addr('h2', 0)} -t 3 -J", timeout=120)
         res = json.loads(r.stdout)
         bps = res["end"]["sum_received"]["bits_per_second"]
@@ -83,26 +84,47 @@ def test_vf_settings_from_the_pf(lab2):
         assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
         lab2.ssh("h1", f"ip link set {pf} vf 0 vlan 0 && ip link set {pf} vf 1 vlan 0")
         # link-state disable stops traffic; enable brings it back
+        carrier = lambda: "NO-CARRIER" not in nsx(lab2, "h1", 1, "ip link show vfeth").stdout  # noqa: E731
         lab2.ssh("h1", f"ip link set {pf} vf 1 state disable")
-        time.sleep(1)
-        assert "NO-CARRIER" in nsx(lab2, "h1", 1, "ip link show vfeth").stdout
+        assert eventually(lambda: not carrier())
         assert ping(lab2, "h1", 0, addr("h1", 1)) == 0
         lab2.ssh("h1", f"ip link set {pf} vf 1 state auto")
-        time.sleep(1)
-        assert "NO-CARRIER" not in nsx(lab2, "h1", 1, "ip link show vfeth").stdout
+        assert eventually(carrier)
         assert ping(lab2, "h1", 0, addr("h1", 1), count=5) >= 3
         # max_tx_rate: VF0 -> VF1 TCP goodput within 10% of the limit
         # (goodput is ~95% of the L2 rate the device shapes)
         lab2.ssh("h1", f"ip link set {pf} vf 0 max_tx_rate {RATE}")
-        lab2.ssh("h1", "ip netns exec vf1 setsid timeout 60 iperf3 -s -1 "
-                       ">/tmp/iperf3-s.log 2>&1 < /dev/null &")
-        time.sleep(1)
-        r = nsx(lab2, "h1", 0, f"timeout 60 iperf3 -c {addr('h1', 1)} -t 3 -O 1 -J",
-                timeout=120)
-        bps = json.loads(r.stdout)["end"]["sum_received"]["bits_per_second"]
-        print(f"\nmax_tx_rate {RATE} Mbit/s: iperf3 goodput {bps / 1e6:.1f} Mbit/s")
-        lab2.ssh("h1", f"ip link set {pf} vf 0 max_tx_rate 0")
+        try:
+            bps = shaped_goodput(lab2)
+        finally:
+            lab2.ssh("h1", f"ip link set {pf} vf 0 max_tx_rate 0")
         assert RATE * 0.9e6 <= bps <= RATE * 1.1e6, bps
+
+
+def iperf3_h1_vf0_to_vf1(lab, secs):
+    """TCP goodput in bit/s from h1's VF 0 to its VF 1 over `secs` seconds
+    (the first second omitted: slow start)."""
+    lab.ssh("h1", "ip netns exec vf1 setsid timeout 60 iperf3 -s -1 "
+                  ">/tmp/iperf3-s.log 2>&1 < /dev/null &")
+    wait_tcp_listener(lambda c: nsx(lab, "h1", 1, c, check=False), 5201,
+                      "cat /tmp/iperf3-s.log", what="h1 vf1: iperf3 -s")
+    r = nsx(lab, "h1", 0, f"timeout 60 iperf3 -c {addr('h1', 1)} -t {secs} -O 1 -J",
+            timeout=120)
+    return json.loads(r.stdout)["end"]["sum_received"]["bits_per_second"]
+
+
+def shaped_goodput(lab):
+    """VF 0's goodput under max_tx_rate RATE, measured once more (and longer)
+    when it misses the 10% band. A host starved of CPU sends less than the
+    shaper allows, with no fault of the shaper (CI, 2026-11-29: 8.98 Mbit/s
+    at 10 while the other lab session ran its tenants); a shaper that lets too
+    much or too little through misses both times. Both figures are printed."""
+    bps = iperf3_h1_vf0_to_vf1(lab, 3)
+    print(f"\nmax_tx_rate {RATE} Mbit/s: iperf3 goodput {bps / 1e6:.2f} Mbit/s")
+    if not RATE * 0.9e6 <= bps <= RATE * 1.1e6:
+        bps = iperf3_h1_vf0_to_vf1(lab, 6)
+        print(f"out of the 10% band: measured again over 6 s: {bps / 1e6:.2f} Mbit/s")
+    return bps
 
 
 def test_jumbo_frames_on_vf_netdevs_and_rdma_follows(lab2):
@@ -131,7 +153,8 @@ def test_jumbo_frames_on_vf_netdevs_and_rdma_follows(lab2):
             assert dm.rstrip().endswith("MTU 9000"), dm
         lab2.ssh("h2", "ip netns exec vf0 setsid timeout 60 rping -s -a "
                        f"{addr('h2', 0)} -C 20 -V >/tmp/rping-s.log 2>&1 < /dev/null &")
-        time.sleep(2)
+        wait_rdma_listener(lambda c: lab2.ssh("h2", c, check=False), RPING_PORT,
+                           "cat /tmp/rping-s.log", ip=addr("h2", 0), what="h2 vf0: rping -s")
         r = nsx(lab2, "h1", 0, f"timeout 60 rping -c -a {addr('h2', 0)} -C 20 -S 8000 -V",
                 check=False, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr

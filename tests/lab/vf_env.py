@@ -6,6 +6,7 @@ also on failure. Plus small helpers to run commands in those namespaces.
 """
 import contextlib
 import re
+import time
 
 import pytest
 
@@ -39,6 +40,54 @@ def perftest_runs(run, what):
         print(f"\n{what}, run {attempt}: perftest could not sample its clock "
               f"({PERFTEST_UNCALIBRATED} < 0.9), its figures are not measurements")
     pytest.fail(f"{what}: perftest could not sample its clock in {PERFTEST_TRIES} runs:\n{said}")
+
+
+def eventually(check, secs=20, every=0.3):
+    """check() until it returns true, `secs` at most; its last value. For
+    what the hosts do asynchronously (a mailbox request the PF serves, a
+    carrier change): a fixed pause is too short when the other lab session
+    loads the machine and too long when it does not."""
+    end = time.monotonic() + secs
+    while True:
+        got = check()
+        if got or time.monotonic() > end:
+            return got
+        time.sleep(every)
+
+
+# the rdma_cm ports rping and perftest listen on unless told otherwise
+RPING_PORT = 7174
+PERF_PORT = 18515
+
+
+def wait_rdma_listener(run, port, log_cmd, secs=30, ip=None, what="the server"):
+    """Wait until an rdma_cm server listens on `port` (on `ip` when given):
+    its listening cm_id shows in `rdma res` (vfwarp's TCP listen is in the
+    adapter, invisible to the machine's ss). A client started before that is
+    refused (RDMA_CM_EVENT_REJECTED, -111), and how long a server takes to get
+    there depends on the load (a tenant VM under nested TCG beside the other
+    lab session: over 3 s). `run(cmd)` runs a shell command where the server
+    runs and returns its CompletedProcess; on timeout the test fails with the
+    output of `log_cmd` (the server's log)."""
+    src = re.escape(ip) if ip else r"\S+"
+    listening = re.compile(rf"state LISTEN .* src-addr {src}:{port}\b")
+    wait_for_listener(run, "rdma res show cm_id", listening.search, port, log_cmd, secs, what)
+
+
+def wait_tcp_listener(run, port, log_cmd, secs=30, what="the server"):
+    """Like wait_rdma_listener for a server on the machine's own TCP (iperf3,
+    siw's rdma_cm): its socket shows in `ss -ltn` (run it in the server's
+    network namespace)."""
+    wait_for_listener(run, f"ss -ltnH 'sport = :{port}'", str.strip, port, log_cmd, secs, what)
+
+
+def wait_for_listener(run, probe, listening, port, log_cmd, secs, what):
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        if listening(run(probe).stdout):
+            return
+        time.sleep(0.3)
+    pytest.fail(f"{what} does not listen on {port} after {secs} s:\n" + run(log_cmd).stdout)
 
 
 def addr(host, vf):
