@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from vf_env import HOSTS, MODS, PF_ID, unload_all, wait_tcp_listener
+from vf_env import HOSTS, MODS, PF_ID, start_server, unload_all
 from vfwarp_lab.paths import guest_share_dir
 
 SIW = "siw0"
@@ -140,14 +140,7 @@ def siw_over_pf(lab, hosts=HOSTS):
 def serve(lab, host, cmd, port, log, secs=90):
     """Start an RDMA CM server in the background and wait until it listens
     (iWARP listens are real TCP listens); returns its pid."""
-    pid = lab.ssh(host, f"setsid timeout {secs} {cmd} >{log} 2>&1 </dev/null & echo $!").stdout.strip()
-    try:
-        wait_tcp_listener(lambda c: lab.ssh(host, c, check=False), port, f"cat {log}",
-                          what=f"{host}: {cmd}")
-    except BaseException:
-        lab.ssh(host, f"kill {pid}", check=False)
-        raise
-    return pid
+    return start_server(lab, host, cmd, port, log, secs, rdma=False)
 
 
 def server_log(lab, host, pid, log, secs=20):

@@ -21,7 +21,7 @@ import re
 import pytest
 
 from test_siw import SIW, SIW_UP, modules, server_log, siw_down, unload_new
-from vf_env import MODS, PERF_PORT, RPING_PORT, addr, nsx, unload_all, vfs_up, wait_rdma_listener
+from vf_env import MODS, PERF_PORT, RPING_PORT, addr, nsx, start_server, unload_all, vfs_up
 from vfwarp_lab.paths import guest_share_dir
 
 SIW_IP = addr("h2", 0)
@@ -73,15 +73,7 @@ def serve(lab, side, cmd, port, log, secs=150):
     """Start an RDMA CM server in `side`'s namespace in the background and
     wait until it listens; returns (host, pid)."""
     host, ns = ("h1", "vf0") if side == "vf" else ("h2", "vf0")
-    pid = lab.ssh(host, f"ip netns exec {ns} setsid timeout {secs} {cmd} >{log} 2>&1 "
-                        "</dev/null & echo $!").stdout.strip()
-    try:
-        wait_rdma_listener(lambda c: lab.ssh(host, c, check=False), port, f"cat {log}",
-                           what=f"{host}: {cmd}")
-    except BaseException:
-        lab.ssh(host, f"kill {pid}", check=False)
-        raise
-    return host, pid
+    return host, start_server(lab, host, cmd, port, log, secs, ns=ns)
 
 
 def diag(lab):

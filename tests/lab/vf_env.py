@@ -81,6 +81,28 @@ def wait_tcp_listener(run, port, log_cmd, secs=30, what="the server"):
     wait_for_listener(run, f"ss -ltnH 'sport = :{port}'", str.strip, port, log_cmd, secs, what)
 
 
+def start_server(lab, host, cmd, port, log, secs, ns=None, rdma=True):
+    """Start server `cmd` on `host` in the background (in network namespace
+    `ns` when given), bounded by `secs`, its output to `log`; return its pid
+    once it listens on `port`: an rdma_cm listener (`rdma`, vfwarp's is in
+    the adapter) or a TCP socket of the host's own stack (siw's). If it does
+    not listen, it is killed and the test fails with its log."""
+    inns = f"ip netns exec {ns} " if ns else ""
+    pid = lab.ssh(host, f"{inns}setsid timeout {secs} {cmd} >{log} 2>&1 </dev/null & "
+                        "echo $!").stdout.strip()
+    try:
+        if rdma:
+            wait_rdma_listener(lambda c: lab.ssh(host, c, check=False), port, f"cat {log}",
+                               what=f"{host}: {cmd}")
+        else:
+            wait_tcp_listener(lambda c: lab.ssh(host, inns + c, check=False), port,
+                              f"cat {log}", what=f"{host}: {cmd}")
+    except BaseException:
+        lab.ssh(host, f"kill {pid}", check=False)
+        raise
+    return pid
+
+
 def wait_for_listener(run, probe, listening, port, log_cmd, secs, what):
     end = time.monotonic() + secs
     while time.monotonic() < end:
