@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from vf_env import HOSTS, MODS, PF_ID, eventually, start_server, unload_all
+from vf_env import HOSTS, MODS, PF_ID, RPING_PORT, eventually, start_server, unload_all
 from vfwarp_lab.paths import guest_share_dir
 
 SIW = "siw0"
@@ -163,8 +163,9 @@ def unread_bytes(lab, hosts, port):
     held = 0
     for h in hosts:
         out = lab.ssh(h, f"ss -tnH '( sport = :{port} or dport = :{port} )'", check=False).stdout
-        held += sum(int(line.split()[1]) for line in out.splitlines()
-                    if len(line.split()) > 1 and line.split()[1].isdigit())
+        # State Recv-Q Send-Q Local Peer
+        held += sum(int(f[1]) for f in map(str.split, out.splitlines())
+                    if len(f) > 1 and f[1].isdigit())
     return held
 
 
@@ -179,20 +180,29 @@ def rping(lab, server, client, count=10):
     netdev: it is run once more. A stall without them fails the test."""
     a = siw_addr(server)
     for attempt in (1, 2):
-        pid = serve(lab, server, f"rping -s -a {a} -C {count} -v", 7174, "/tmp/rping-s.log",
-                    secs=60)
-        lab.ssh(client, f"rm -f /tmp/rping-c.log; setsid sh -c 'timeout 60 rping -c -a {a} "
-                        f"-C {count} -v -V; echo rc=$?' >/tmp/rping-c.log 2>&1 </dev/null &")
-        log = lambda: lab.ssh(client, "cat /tmp/rping-c.log", check=False).stdout  # noqa: E731
+        clog = f"/tmp/rping-c{attempt}.log"     # a killed client may still write to its own
+
+        def log():
+            return lab.ssh(client, f"cat {clog}", check=False).stdout
+
+        pid = serve(lab, server, f"rping -s -a {a} -C {count} -v", RPING_PORT,
+                    "/tmp/rping-s.log", secs=60)
+        lab.ssh(client, f"rm -f {clog}; setsid sh -c 'timeout 60 rping -c -a {a} "
+                        f"-C {count} -v -V; echo rc=$?' >{clog} 2>&1 </dev/null &")
         done = eventually(lambda: "rc=" in log(), secs=30)
-        held = 0 if done else unread_bytes(lab, (server, client), 7174)
+        held = 0 if done else unread_bytes(lab, (server, client), RPING_PORT)
         if done or attempt == 2 or not held:
             break
         print(f"\nrping {client} -> {server}: stalled with {held} bytes unread in its sockets "
               "(siw's lost wake-up): run once more")
+        # both ends gone before the next: the client, the server and its listener
         lab.ssh(client, "pkill -x rping", check=False)
         lab.ssh(server, f"kill {pid}", check=False)
-        assert eventually(lambda: not lab.ssh(server, "ss -ltnH 'sport = :7174'").stdout.strip())
+        assert eventually(lambda: "rc=" in log()), log()
+        assert eventually(lambda: lab.ssh(server, f"kill -0 {pid}", check=False).returncode)
+        assert eventually(lambda: not lab.ssh(server, f"ss -ltnH 'sport = :{RPING_PORT}'")
+                          .stdout.strip())
+        time.sleep(1)
     assert eventually(lambda: "rc=" in log(), secs=60), \
         f"rping client did not end ({held} bytes unread in the sockets):\n{log()}"
     out = log()

@@ -8,8 +8,8 @@ hosts as it found them, also on failure.
 """
 import json
 
-from vf_env import (RPING_PORT, addr, eventually, mac_of, nsx, pf_netdev, ping, raw_send, stats, vfs_up,
-                    wait_rdma_listener, wait_tcp_listener)
+from vf_env import (RPING_PORT, addr, eventually, mac_of, nsx, pf_netdev, ping, raw_send, stats,
+                    vfs_up, wait_rdma_listener, wait_tcp_listener)
 
 # Mbit/s for the max_tx_rate test. TCG reaches ~50 on a quiet machine; the
 # shaper's burst (16 KiB, vswitch/src/sched.c) covers 13 ms of stall at this
@@ -84,7 +84,8 @@ def test_vf_settings_from_the_pf(lab2):
         assert ping(lab2, "h1", 0, addr("h1", 1)) == 3
         lab2.ssh("h1", f"ip link set {pf} vf 0 vlan 0 && ip link set {pf} vf 1 vlan 0")
         # link-state disable stops traffic; enable brings it back
-        carrier = lambda: "NO-CARRIER" not in nsx(lab2, "h1", 1, "ip link show vfeth").stdout  # noqa: E731
+        def carrier():
+            return "NO-CARRIER" not in nsx(lab2, "h1", 1, "ip link show vfeth").stdout
         lab2.ssh("h1", f"ip link set {pf} vf 1 state disable")
         assert eventually(lambda: not carrier())
         assert ping(lab2, "h1", 0, addr("h1", 1)) == 0
@@ -98,7 +99,11 @@ def test_vf_settings_from_the_pf(lab2):
             bps = shaped_goodput(lab2)
         finally:
             lab2.ssh("h1", f"ip link set {pf} vf 0 max_tx_rate 0")
-        assert RATE * 0.9e6 <= bps <= RATE * 1.1e6, bps
+        assert within_rate(bps), bps
+
+
+def within_rate(bps):
+    return RATE * 0.9e6 <= bps <= RATE * 1.1e6
 
 
 def iperf3_h1_vf0_to_vf1(lab, secs):
@@ -121,7 +126,7 @@ def shaped_goodput(lab):
     much or too little through misses both times. Both figures are printed."""
     bps = iperf3_h1_vf0_to_vf1(lab, 3)
     print(f"\nmax_tx_rate {RATE} Mbit/s: iperf3 goodput {bps / 1e6:.2f} Mbit/s")
-    if not RATE * 0.9e6 <= bps <= RATE * 1.1e6:
+    if not within_rate(bps):
         bps = iperf3_h1_vf0_to_vf1(lab, 6)
         print(f"out of the 10% band: measured again over 6 s: {bps / 1e6:.2f} Mbit/s")
     return bps

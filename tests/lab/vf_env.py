@@ -104,12 +104,8 @@ def start_server(lab, host, cmd, port, log, secs, ns=None, rdma=True):
 
 
 def wait_for_listener(run, probe, listening, port, log_cmd, secs, what):
-    end = time.monotonic() + secs
-    while time.monotonic() < end:
-        if listening(run(probe).stdout):
-            return
-        time.sleep(0.3)
-    pytest.fail(f"{what} does not listen on {port} after {secs} s:\n" + run(log_cmd).stdout)
+    if not eventually(lambda: listening(run(probe).stdout), secs):
+        pytest.fail(f"{what} does not listen on {port} after {secs} s:\n" + run(log_cmd).stdout)
 
 
 def addr(host, vf):
