@@ -112,7 +112,7 @@ for core in ${VFWARP_QEMU_CORES:-$(cat "$VFW_TOP/qemu-patches/cores" 2>/dev/null
 done
 # Single core files the glue needs (qemu-patches/core-files, one path per
 # line relative to the repo top, synced above under the same relative path).
-# A line may be a glob (adapter/src/rnic*.c), expanded in the synced tree;
+# A line may be a glob (adapter/src/*/*.c), expanded in the synced tree;
 # it must match at least one file.
 while read -r pat; do
   [ -n "$pat" ] || continue

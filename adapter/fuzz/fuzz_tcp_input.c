@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tcp_wire.h"
+#include "tcp/tcp_wire.h"
 #include "../tests/tcp_frame.h"
 #include "vfw_tcp.h"
 

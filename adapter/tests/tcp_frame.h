@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tcp_wire.h"
+#include "tcp/tcp_wire.h"
 
 /* Write the frame into `f` (54 + optlen + plen bytes; optlen a multiple of
  * 4, at most 40) with correct IPv4 and TCP checksums; returns its length. */

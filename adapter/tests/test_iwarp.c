@@ -7,7 +7,7 @@
  */
 #include "iwarp_harness.h"
 #include "simwire.h"
-#include "vfw_iwarp.h"   /* white-box: index wrap test */
+#include "iwarp/vfw_iwarp.h"   /* white-box: index wrap test */
 #include "vfw_iwarp_tcp.h"
 
 #define MEMSZ (12u << 20)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "simwire.h"
-#include "tcp_wire.h"
+#include "tcp/tcp_wire.h"
 #include "tcp_frame.h"
 #include "vfw_pcap.h"
 #include "vfw_tcp.h"

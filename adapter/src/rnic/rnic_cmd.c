@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "rnic_internal.h"
-#include "vfw_iwarp.h"
+#include "../iwarp/vfw_iwarp.h"
 
 #define RZ(field) rn_all_zero((field), sizeof(field))
 

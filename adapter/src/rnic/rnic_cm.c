@@ -22,7 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "rnic_internal.h"
-#include "vfw_iwarp.h"
+#include "../iwarp/vfw_iwarp.h"
 
 struct rnic_link {
     struct rnic_fn *fs;
