@@ -43,6 +43,14 @@ MUX_FAILED = re.compile(r"mux_client|[Cc]ontrol ?[Ss]ocket|Session open refused|
 # 1.0-1.9 -> 0.6-0.8 ms (bench/device_priority.py, docs/verbs-bench.md).
 DEVICE_THREAD_NICE = -10
 UNIX_PATH_MAX = 100   # sun_path is 108 bytes; ssh adds a suffix while binding
+# One ssh probe of a booting host: a probe past it is killed and counts as
+# "not up yet" (the next one is tried until the boot timeout). Under load
+# (make test beside the lab) a probe took longer than 60 s and its
+# TimeoutExpired ended `labctl up` with a traceback after 295 s.
+SSH_PROBE_TIMEOUT = 60.0
+SSH_PROBE_INTERVAL = 2.0
+# `ssh -O exit` to a kept connection's master (a local socket)
+SSH_CONTROL_TIMEOUT = 30.0
 
 
 def device_opts() -> str:
@@ -281,10 +289,28 @@ class Lab:
             self.log(f"{spec.name}: cannot raise the device thread's priority (not root): "
                      "RDMA latency figures will show host scheduling stalls")
 
+    def _probe_ssh(self, spec, timeout: float) -> str:
+        """One ssh round trip to a host: "" when it answered, else what
+        happened (for the error when the boot timeout passes)."""
+        try:
+            r = subprocess.run(self._ssh_argv(spec, "true"), capture_output=True,
+                               text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return f"ssh probe timed out after {round(timeout, 1):g}s"
+        if r.returncode == 0:
+            return ""
+        err = (r.stderr or r.stdout or "").strip().splitlines()
+        return f"ssh exited {r.returncode}" + (f": {err[-1]}" if err else "")
+
     def _wait_all_ssh(self, names, boot_timeout):
-        """Wait until every host answers ssh; fail fast if any QEMU dies."""
+        """Wait until every host answers ssh; fail fast if any QEMU dies.
+        A probe that fails or outlasts SSH_PROBE_TIMEOUT means "not up
+        yet"; no probe runs past the boot timeout, and when it passes the
+        error names the host and its last probe's outcome."""
         start = time.monotonic()
+        deadline = start + boot_timeout
         waiting = list(names)
+        last = {name: "no ssh probe answered yet" for name in names}
         last_note = start
         while waiting:
             for name in list(waiting):
@@ -293,21 +319,25 @@ class Lab:
                     if not _alive(self.hosts[other].pid):
                         raise LabError(f"{other}: QEMU died at boot: "
                                        f"{self._qemu_error(self.hosts[other])}")
-                r = subprocess.run(self._ssh_argv(spec, "true"), capture_output=True, timeout=60)
-                if r.returncode == 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                last[name] = self._probe_ssh(spec, max(1.0, min(SSH_PROBE_TIMEOUT, left)))
+                if not last[name]:
                     waiting.remove(name)
                     self._prioritize_device(spec)
                     self.log(f"{name}: up in {time.monotonic() - start:.0f}s, "
                              f"ssh -p {spec.ssh_port} root@127.0.0.1")
             now = time.monotonic()
-            if waiting and now - start > boot_timeout:
-                raise LabError(f"{waiting[0]}: no ssh answer within {boot_timeout:.0f}s "
-                               f"(serial log: {self.state / (waiting[0] + '.serial.log')})")
+            if waiting and now >= deadline:
+                name = waiting[0]
+                raise LabError(f"{name}: no ssh answer within {boot_timeout:.0f}s; last probe: "
+                               f"{last[name]} (serial log: {self.state / (name + '.serial.log')})")
             if waiting and now - last_note >= 30:
                 self.log(f"    ... waiting for {', '.join(waiting)} to boot: {now - start:.0f}s")
                 last_note = now
             if waiting:
-                time.sleep(2)
+                time.sleep(max(0.0, min(SSH_PROBE_INTERVAL, deadline - now)))
 
     def down(self) -> int:
         """Stop every QEMU and the hub; remove sockets. Returns processes stopped."""
@@ -401,8 +431,15 @@ class Lab:
         spec = self.hosts.get(name)
         path = self._mux_path(spec) if spec else None
         if path is not None and path.exists():
-            subprocess.run(["ssh", "-o", f"ControlPath={path}", "-O", "exit", "host"],
-                           capture_output=True, timeout=30)
+            try:
+                subprocess.run(["ssh", "-o", f"ControlPath={path}", "-O", "exit", "host"],
+                               capture_output=True, timeout=SSH_CONTROL_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                # a master that does not answer: the next command starts a
+                # connection of its own, and `down` goes on to stop QEMU
+                path.unlink(missing_ok=True)
+                self.log(f"{name}: the kept ssh connection did not close within "
+                         f"{SSH_CONTROL_TIMEOUT:.0f}s; its socket removed")
 
     def ssh(self, name: str, command: str, timeout: float = 300, check: bool = True,
             capture: bool = True) -> subprocess.CompletedProcess:

@@ -37,6 +37,7 @@ import time
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape, quoteattr
 
+from .hosts import SSH_CONTROL_TIMEOUT
 from .paths import LEAN_KERNEL_ARGS, LabError, guest_share_dir
 
 MGMT_NET = "vfwarp-mgmt"
@@ -283,16 +284,27 @@ fi
         while True:
             left = max(30.0, timeout - (time.monotonic() - t0))
             done = {}
-            attempt = threading.Thread(
-                target=lambda: done.update(r=self.ssh(name, "true", check=False, timeout=left,
-                                                      connect_timeout=left)),
-                daemon=True)
+
+            def probe():
+                try:
+                    done["r"] = self.ssh(name, "true", check=False, timeout=left,
+                                         connect_timeout=left)
+                except BaseException as e:     # told in this thread, below
+                    done["error"] = e
+            attempt = threading.Thread(target=probe, daemon=True)
             attempt.start()
             while attempt.is_alive():
                 attempt.join(5)
                 if attempt.is_alive():
                     note_progress(time.monotonic() - t0)
             took = time.monotonic() - t0
+            error = done.get("error")
+            if isinstance(error, subprocess.TimeoutExpired):
+                # a step of the attempt (closing a stale kept connection) ran
+                # out of time: not up yet, like an attempt that failed
+                done["r"] = subprocess.CompletedProcess("true", 124, "", str(error))
+            elif error is not None:
+                raise error
             if done["r"].returncode == 0:
                 self.progress(f"{host}/{name}: up in {took:.0f}s")
                 return took
@@ -345,7 +357,13 @@ fi
         if r.returncode != 0:
             raise LabError(f"{host}/{name}: detach-device: {(r.stderr or r.stdout).strip()}")
         src = self._source(xml)
-        while any(self._source(d) == src for d in self.vf_devices(host, name)):
+
+        def attached():
+            try:
+                return any(self._source(d) == src for d in self.vf_devices(host, name))
+            except subprocess.TimeoutExpired:
+                return True     # libvirt did not answer in time: not gone yet
+        while attached():
             if time.monotonic() - t0 > wait:
                 raise LabError(f"{host}/{name}: device {src} still attached after {wait:.0f}s")
             time.sleep(3)
@@ -388,8 +406,13 @@ fi
         would hang the next command."""
         ctl = self._control_path(name)
         if ctl.exists():
-            subprocess.run(["ssh", "-o", f"ControlPath={ctl}", "-O", "exit", "tenant"],
-                           capture_output=True, timeout=30)
+            try:
+                subprocess.run(["ssh", "-o", f"ControlPath={ctl}", "-O", "exit", "tenant"],
+                               capture_output=True, timeout=SSH_CONTROL_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                # a master that does not answer: the next command starts a
+                # connection of its own instead of queueing behind it
+                ctl.unlink(missing_ok=True)
 
     def ssh_argv(self, name: str, command: str, connect_timeout: float = 90) -> list:
         if name not in self.where:
