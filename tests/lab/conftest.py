@@ -64,16 +64,19 @@ def lab2(tmp_path_factory, image):
 # other module, which expect bare hosts: test_provisioning.py first (site.yml
 # from bare, its scenarios), then test_tenants.py on the VMs site.yml started,
 # then what ends a tenant VM for good (a host's reboot). Stable: each module
-# keeps its own order.
+# keeps its own order. The markers (pytest.ini) choose each module's session in
+# tools/lab-tier: a test on the provisioned hosts without `provisioned` would
+# run site.yml in the other session's lab, so collection refuses it.
 PROVISIONED_ORDER = {"test_provisioning.py": 1, "test_tenants.py": 2}
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "after_tenants: runs after test_tenants.py "
-                                       "(it ends the provisioned hosts' tenant VMs)")
-
-
 def pytest_collection_modifyitems(items):
+    stray = [item.nodeid for item in items if not item.get_closest_marker("provisioned")
+             and ("provisioned" in item.fixturenames or item.path.name in PROVISIONED_ORDER)]
+    if stray:
+        raise pytest.UsageError("on the provisioned hosts without pytest.mark.provisioned "
+                                "(its session in tools/lab-tier): " + ", ".join(stray))
+
     def rank(item):
         if item.get_closest_marker("after_tenants"):
             return 3

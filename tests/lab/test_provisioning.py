@@ -24,6 +24,9 @@ from provisioned_env import FREE_VF, GUEST_MAC, GUESTS, HOSTS, PF, PROV, RED, pl
 from vfwarp_lab.paths import LabError
 from vfwarp_lab.tenants import Tenants
 
+# tools/lab-tier's `provisioned` session: on the hosts site.yml leaves (conftest.py)
+pytestmark = pytest.mark.provisioned
+
 # The tenants after a change of variables: green moves to VLAN 301 and loses VF 5.
 CHANGED_TENANTS = {"tenant_list": [
     {"name": "green", "vfs": {"indices": [1, 3]}, "vlan": 301, "vlan_priority": 5, "trust": True,

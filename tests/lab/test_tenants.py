@@ -23,6 +23,9 @@ from tenant_env import VF_ID, Host, Tenants, host_vf_line, vf_netdev
 from vf_env import PERF_PORT, RPING_PORT, wait_rdma_listener, wait_tcp_listener
 from vfwarp_lab.tenants import hostdev_interface_xml, hostdev_xml, pool_interface_xml
 
+# tools/lab-tier's `provisioned` session: on the hosts site.yml leaves (conftest.py)
+pytestmark = pytest.mark.provisioned
+
 VLAN_A = 400                     # the live-attached VFs' (no tenant of the inventory has it)
 POOL = "vfwarp-pool-red"
 # the VF each host's tenant gets by `virsh attach-device --live`
