@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab"))
 from vfwarp_lab import Image, Lab  # noqa: E402
-import provisioned_env  # noqa: E402
+from lib import provisioned as site  # noqa: E402
 
 _running = []
 
@@ -60,7 +60,7 @@ def lab2(tmp_path_factory, image):
             _running.remove(lab)
 
 
-# Modules that share the provisioned hosts (provisioned_env.py) run after every
+# Modules that share the provisioned hosts (lib/provisioned.py) run after every
 # other module, which expect bare hosts: test_provisioning.py first (site.yml
 # from bare, its scenarios), then test_tenants.py on the VMs site.yml started,
 # then what ends a tenant VM for good (a host's reboot). Stable: each module
@@ -89,8 +89,8 @@ def provisioned(lab2):
     """site.yml run once from bare hosts, with a tenant VM per host; on a
     lab that outlives the session (VFWARP_LAB_REUSE), the hosts made bare again
     at its end (a lab of the session's own is torn down: 159 s saved)."""
-    yield provisioned_env.provision(lab2)
+    yield site.provision(lab2)
     if os.environ.get("VFWARP_LAB_REUSE"):
-        provisioned_env.bare(lab2)
-        for h in provisioned_env.HOSTS:
+        site.bare(lab2)
+        for h in site.HOSTS:
             assert "vfwarp_pf" not in lab2.ssh(h, "lsmod").stdout

@@ -5,10 +5,10 @@ the app table by the driver's debugfs `qos`), refusals change nothing, and
 the kernel's app table follows the device's (replaced entries, seeded from
 the device when the driver loads again).
 
-Runs on h1 of the session's lab2; uses qos_env.pf_loaded, which starts and
+Runs on h1 of the session's lab2; uses lib.qos.pf_loaded, which starts and
 ends every test with the device's DCB defaults.
 """
-from qos_env import MOD, pf_loaded
+from lib.qos import MOD, pf_loaded
 
 DEFAULT_ETS = {"tc_bw": [12, 12, 12, 12, 13, 13, 13, 13], "tc_tsa": ["ets"] * 8,
                "prio_tc": list(range(8))}

@@ -23,7 +23,7 @@ import yaml
 
 from vfwarp_lab.paths import guest_share_dir
 
-from qos_env import MBIT, RESET
+from lib.qos import MBIT, RESET
 
 HOST = "h1"
 PF_ID = "1234:f0a0"
@@ -139,7 +139,7 @@ NET_CLEAN = """for n in $(virsh -q net-list --all --name | grep '^vfwarp-'); do
 
 
 # The device keeps its line rate and DCB state across driver loads: every
-# QoS test puts them back to the device's defaults (qos_env.RESET), so the
+# QoS test puts them back to the device's defaults (lib.qos.RESET), so the
 # other tests (here and in later modules) never run behind a line rate.
 QOS_RESET = RESET % {"bdf": "$(lspci -D -n -d %s | awk 'NR==1{print $1}')" % PF_ID}
 
@@ -774,7 +774,7 @@ def test_deleted_tenant_loses_its_node_and_nothing_else_changes(qos_files):
     assert qos(host) == before
 
 
-# Files E: the two VFs of h1 (each in its namespace, vf_env) as two tenants
+# Files E: the two VFs of h1 (each in its namespace, lib/vf.py) as two tenants
 # behind an enforced 12 Mbit/s line rate (one VF-to-VF iperf3 flow reaches
 # 20-30 Mbit/s under TCG: two flows keep the uplink congested; docs/qos.md).
 E_HOST = "version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 2, line_rate: 12mbit, " \
@@ -796,8 +796,8 @@ def test_congested_uplink_holds_a_tenant_at_its_cap_and_gives_the_other_its_guar
     its cap and blue the rest; then red with 9 times blue's weight and blue
     with a 6 Mbit/s guarantee: blue still gets its guarantee (by weight
     alone it would get a tenth)."""
-    from congestion_env import flows
-    from vf_env import unload_all, vfs_up
+    from lib.congestion import flows
+    from lib.vf import unload_all, vfs_up
     unload_all(lab2, ("h1",))                 # the module fixture's PF, without VFs in namespaces
     try:
         with vfs_up(lab2):

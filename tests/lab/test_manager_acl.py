@@ -9,7 +9,7 @@ flower layer's real-kernel check (tests/flowerhost.py: software filters
 on veths, compile -> apply -> read back -> undo) runs here too, since the
 build machine's kernel has no cls_flower.
 
-Both hosts get VFs in namespaces (vf_env.vfs_up); h1 is switched and
+Both hosts get VFs in namespaces (lib.vf.vfs_up); h1 is switched and
 bridged (representors + uplink, as in test_switchdev.py) for the VFs'
 traffic to pass; h2 stays in legacy mode as the peer. Runs on the
 session's lab2 and leaves no module loaded.
@@ -20,7 +20,7 @@ import pytest
 
 from test_manager import NET_CLEAN, OPT, Host
 from test_switchdev import BRIDGE, UDP_RECV, UDP_SEND, filters, hw_packets, mode, pf_dev, reprs
-from vf_env import addr, ping, vfs_up
+from lib.vf import addr, ping, vfs_up
 
 # tools/lab-tier's `provisioned` session, on bare hosts before site.yml runs:
 # it evens the two sessions out (tools/lab-tier says how they were weighed)

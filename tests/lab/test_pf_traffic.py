@@ -13,7 +13,8 @@ import contextlib
 import json
 import re
 
-from vf_env import HOSTS, MODS, PF_ID, require_modules, unload_all, wait_tcp_listener
+from lib.vf import HOSTS, MODS, PF_ID, require_modules, unload_all
+from lib.wait import wait_tcp_listener
 
 BAD_LOG = "WARNING\\|BUG\\|Oops"
 

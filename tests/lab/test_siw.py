@@ -21,7 +21,9 @@ import time
 
 import pytest
 
-from vf_env import HOSTS, MODS, PF_ID, RPING_PORT, eventually, start_server, unload_all
+from lib.perftest import RPING_PORT
+from lib.vf import HOSTS, MODS, PF_ID, unload_all
+from lib.wait import eventually, start_server
 from vfwarp_lab.paths import guest_share_dir
 
 SIW = "siw0"

@@ -19,8 +19,9 @@ import time
 
 import pytest
 
-from vf_env import (PF_ID, RPING_PORT, addr, nsx, ping, vfs_up, wait_rdma_listener,
-                    wait_tcp_listener)
+from lib.perftest import RPING_PORT
+from lib.vf import PF_ID, addr, nsx, ping, vfs_up
+from lib.wait import wait_rdma_listener, wait_tcp_listener
 
 BDF = f"$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')"
 

@@ -1,7 +1,7 @@
 """iWARP verbs over VFs (issue 14): the adapter's RDMA engine behind each VF,
 the iWARP ib_device of vfwarp_vf and the rdma-core provider, driven by the
 standard tools (ibv_devinfo, rdma, rping, perftest) in the VFs' network
-namespaces (vf_env.py: h1 VF n is 10.77.0.1(n+1), h2 VF n 10.77.0.2(n+1)).
+namespaces (lib/vf.py: h1 VF n is 10.77.0.1(n+1), h2 VF n 10.77.0.2(n+1)).
 
 The hosts and VFs are set up once for the module; every test leaves the
 verbs processes it started stopped.
@@ -12,7 +12,9 @@ import time
 
 import pytest
 
-from vf_env import PERF_PORT, RPING_PORT, addr, nsx, perftest_runs, vfs_up, wait_rdma_listener
+from lib.perftest import PERF_PORT, RPING_PORT, perftest_runs
+from lib.vf import addr, nsx, vfs_up
+from lib.wait import wait_rdma_listener
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,9 @@ import re
 import pytest
 
 from test_siw import SIW, SIW_UP, modules, server_log, siw_down, unload_new
-from vf_env import MODS, PERF_PORT, RPING_PORT, addr, nsx, start_server, unload_all, vfs_up
+from lib.perftest import PERF_PORT, RPING_PORT
+from lib.vf import MODS, addr, nsx, unload_all, vfs_up
+from lib.wait import start_server
 from vfwarp_lab.paths import guest_share_dir
 
 # tools/lab-tier's `provisioned` session, on bare hosts before site.yml runs:

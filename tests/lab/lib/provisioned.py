@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vfwarp_lab.paths import guest_share_dir
 
-TOP = Path(__file__).resolve().parents[2]
+TOP = Path(__file__).resolve().parents[3]
 PROV = TOP / "provisioning"
 HOSTS = ("h1", "h2")
 GUESTS = ("t1", "t2")            # inventory/group_vars/vfwarp_lab.yml: t<index> on h<index>
