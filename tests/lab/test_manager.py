@@ -21,14 +21,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vfwarp_lab.paths import guest_share_dir
-
+from lib.pf import PF_BDF, PF_ID, PF_KO, require_modules
 from lib.qos import MBIT, RESET
 
 HOST = "h1"
-PF_ID = "1234:f0a0"
 PF = "enp1s0"
-MOD = "/mnt/vfwarp/modules/vfwarp_pf.ko"
 OPT = "/opt/vfwarpctl"
 MANAGER = Path(__file__).resolve().parents[2] / "pf-driver" / "manager"
 sys.path.insert(0, str(MANAGER / "tests"))
@@ -141,19 +138,18 @@ NET_CLEAN = """for n in $(virsh -q net-list --all --name | grep '^vfwarp-'); do
 # The device keeps its line rate and DCB state across driver loads: every
 # QoS test puts them back to the device's defaults (lib.qos.RESET), so the
 # other tests (here and in later modules) never run behind a line rate.
-QOS_RESET = RESET % {"bdf": "$(lspci -D -n -d %s | awk 'NR==1{print $1}')" % PF_ID}
+QOS_RESET = RESET % {"bdf": PF_BDF}
 
 
 @pytest.fixture(scope="module")
 def host(lab2):
-    assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
+    require_modules("vfwarp_pf.ko")
     h = Host(lab2)
     # udev renames eth0 to enp1s0 after insmod: QOS_RESET names the netdev
-    h.sh(f"insmod {MOD} && udevadm settle -t 20")
+    h.sh(f"insmod {PF_KO} && udevadm settle -t 20")
     try:
         h.sh(QOS_RESET)
-        assert h.sh(f"ls /sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')/net"
-                    ).stdout.split() == [PF]
+        assert h.sh(f"ls /sys/bus/pci/devices/{PF_BDF}/net").stdout.split() == [PF]
         h.install()
         h.write_files("/root/pol-a", A)
         h.write_files("/root/pol-b", B)
@@ -163,7 +159,7 @@ def host(lab2):
 rm -rf /run/vfwarp-lab; systemctl stop 'vfwarp-confirm-*' 2>/dev/null
 {NET_CLEAN}
 [ -d /sys/module/vfwarp_pf ] && {{ {QOS_RESET} }}
-D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
+D=/sys/bus/pci/devices/{PF_BDF}
 [ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
 rmmod vfwarp_pf; true""", check=False)
         assert "vfwarp_pf" not in h.sh("lsmod").stdout
@@ -637,13 +633,11 @@ def qos_files(host):
     """Files C and variants on h1; the device's QoS back at its defaults
     afterwards (owned nodes go with the next apply of files A)."""
     host.write_files("/root/pol-c", C)
-    host.sh(f"devlink port function rate add pci/$(lspci -D -n -d {PF_ID} | "
-            "awk 'NR==1{print $1}')/other tx_share 1mbit")
+    host.sh(f"devlink port function rate add pci/{PF_BDF}/other tx_share 1mbit")
     try:
         yield host
     finally:
-        host.sh(QOS_RESET + f"\ndevlink port function rate del pci/$(lspci -D -n -d {PF_ID} | "
-                "awk 'NR==1{print $1}')/other", check=False)
+        host.sh(QOS_RESET + f"\ndevlink port function rate del pci/{PF_BDF}/other", check=False)
 
 
 def foreign(st):
@@ -677,7 +671,7 @@ def test_rate_and_dcb_applied_read_back_equals_files(qos_files):
     assert host.ctl("qos", "drift /root/pol-c").returncode == 0
     # Back to files A: the owned nodes go, the VFs' leaves to the root; the
     # line rate and DCB are not A's (its host file does not own them): kept.
-    host.sh(f"devlink dev param set pci/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}') "
+    host.sh(f"devlink dev param set pci/{PF_BDF} "
             "name line_rate_kbps value 0 cmode runtime")   # A's 1gbit guarantees fit again
     r = host.ctl("qos", "apply /root/pol-a")
     assert r.returncode == 0, r.stdout
@@ -689,7 +683,7 @@ def test_rate_and_dcb_applied_read_back_equals_files(qos_files):
 def test_rate_hand_changes_reported_by_drift_and_restored(qos_files):
     host = qos_files
     start_at_c(host, "qdrift")
-    host.sh(f"B=pci/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}'); "
+    host.sh(f"B=pci/{PF_BDF}; "
             "devlink port function rate set $B/2 tx_max 10mbit; "
             "devlink port function rate set $B/vfw-blue tx_weight 5; "
             f"dcb app add dev {PF} dscp-prio 20:3")
@@ -812,7 +806,7 @@ def test_congested_uplink_holds_a_tenant_at_its_cap_and_gives_the_other_its_guar
             finally:
                 host.sh(QOS_RESET, check=False)
     finally:
-        host.sh(f"[ -d /sys/module/vfwarp_pf ] || insmod {MOD}")
+        host.sh(f"[ -d /sys/module/vfwarp_pf ] || insmod {PF_KO}")
     line = 12 * WIRE
     red, blue = got["cap"]
     assert 4 * WIRE * 0.9 <= red <= 4 * 1.05, got      # held at its cap

@@ -20,10 +20,11 @@ import time
 import pytest
 
 from lib.perftest import RPING_PORT
-from lib.vf import PF_ID, addr, nsx, ping, vfs_up
+from lib.pf import PF_BDF
+from lib.vf import addr, nsx, ping, vfs_up
 from lib.wait import wait_rdma_listener, wait_tcp_listener
 
-BDF = f"$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')"
+BDF = PF_BDF
 
 
 def pf_dev(lab, host="h1"):

@@ -19,8 +19,9 @@ import time
 import pytest
 
 from lib.perftest import PERF_PORT, RPING_PORT
+from lib.pf import VF_ID
 from lib.provisioned import FREE_VF, GUEST_MAC, GUESTS, HOSTS, NUM_VFS, RED, RED_VLAN
-from lib.tenant import VF_ID, Host, Tenants, host_vf_line, vf_netdev
+from lib.tenant import Host, Tenants, host_vf_line, vf_netdev
 from lib.wait import wait_rdma_listener, wait_tcp_listener
 from vfwarp_lab.tenants import hostdev_interface_xml, hostdev_xml, pool_interface_xml
 

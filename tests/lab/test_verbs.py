@@ -13,6 +13,7 @@ import time
 import pytest
 
 from lib.perftest import PERF_PORT, RPING_PORT, perftest_runs
+from lib.pf import PF_BDF, PF_ID
 from lib.vf import addr, nsx, vfs_up
 from lib.wait import wait_rdma_listener
 
@@ -385,9 +386,8 @@ def test_rdma_tos_puts_the_qp_in_a_class(verbs):
     device's TCP), which h1's adapter maps to priority 5 (dcb app, trust
     dscp) and class 5 (ETS prio-tc identity): its frames are counted in
     class 5 at the uplink, the same run without --tos in class 0."""
-    pf = verbs.ssh("h1", "ls /sys/bus/pci/devices/$(lspci -D -n -d 1234:f0a0 | "
-                         "awk 'NR==1{print $1}')/net").stdout.strip()
-    bdf = verbs.ssh("h1", "lspci -D -n -d 1234:f0a0 | awk 'NR==1{print $1}'").stdout.strip()
+    pf = verbs.ssh("h1", f"ls /sys/bus/pci/devices/{PF_BDF}/net").stdout.strip()
+    bdf = verbs.ssh("h1", f"lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}'").stdout.strip()
     # a line rate that schedules (and counts) without limiting anything
     verbs.ssh("h1", f"devlink dev param set pci/{bdf} name line_rate_kbps value 1000000 "
                     f"cmode runtime && dcb app add dev {pf} dscp-prio 46:5 && "

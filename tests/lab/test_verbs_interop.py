@@ -13,18 +13,18 @@ microseconds, sent its RTR into that window and siw never read it (rping
 stalled). The device now holds its first FPDU 20 ms after the Reply.
 
 Everything is undone afterwards, also on failure: siw link, namespaces, VFs,
-and every module loaded on this test's account (test_siw.py's helpers).
+and every module loaded on this test's account (lib/siw.py).
 """
 import contextlib
 import re
 
 import pytest
 
-from test_siw import SIW, SIW_UP, modules, server_log, siw_down, unload_new
 from lib.perftest import PERF_PORT, RPING_PORT
-from lib.vf import MODS, addr, nsx, unload_all, vfs_up
-from lib.wait import start_server
-from vfwarp_lab.paths import guest_share_dir
+from lib.pf import MODS, require_modules
+from lib.siw import SIW, SIW_UP, modules, siw_down, unload_new
+from lib.vf import addr, nsx, unload_all, vfs_up
+from lib.wait import server_log, start_server
 
 # tools/lab-tier's `provisioned` session, on bare hosts before site.yml runs:
 # it evens the two sessions out (tools/lab-tier says how they were weighed)
@@ -37,9 +37,7 @@ ITERS = 100
 @contextlib.contextmanager
 def siw_peer(lab):
     """h1: VFs with vfwarp; h2: VFs as plain netdevs (rdma=0), siw0 on VF0."""
-    for m in ("vfwarp_pf.ko", "vfwarp_vf.ko", "siw.ko"):
-        assert (guest_share_dir() / "modules" / m).exists(), \
-            f"no {m}: run 'make modules siw' first"
+    require_modules("vfwarp_pf.ko", "vfwarp_vf.ko", "siw.ko", make="make modules siw")
     before = modules(lab, "h2")
     try:
         with vfs_up(lab, ("h1",)), vfs_up(lab, ("h2",), vf_args="rdma=0"):

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from .qos import PF_ID, RESET, ssh
+from .pf import PF_ID
+from .qos import RESET, ssh
 from .vf import addr
 from .wait import wait_tcp_listener
 

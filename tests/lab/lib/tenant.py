@@ -9,17 +9,15 @@ import re
 
 from vfwarp_lab.tenants import Tenants  # noqa: F401 (the tests' handle on the VMs)
 
-from .provisioned import PF_ID
-
-VF_ID = "1234:f0a1"
+from .pf import PF_BDF
 
 
 class Host:
     """What a test needs of a host: its PF and VFs by PCI address."""
 
     def __init__(self, lab, name):
-        out = lab.ssh(name, "PF=$(lspci -D -n -d %s | awk 'NR==1{print $1}'); "
-                            "echo $PF $(ls /sys/bus/pci/devices/$PF/net)" % PF_ID).stdout
+        out = lab.ssh(name, f"PF={PF_BDF}; "
+                            "echo $PF $(ls /sys/bus/pci/devices/$PF/net)").stdout
         self.name = name
         self.pf, self.pf_netdev = out.split()[-2:]
 

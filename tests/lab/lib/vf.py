@@ -7,12 +7,10 @@ also on failure. Plus small helpers to run commands in those namespaces.
 import contextlib
 import re
 
-from vfwarp_lab.paths import guest_share_dir
+from .pf import MODS, PF_BDF, PF_ID, require_modules
 
 HOSTS = ("h1", "h2")
 NVF = 2
-PF_ID = "1234:f0a0"
-MODS = "/mnt/vfwarp/modules"
 
 
 def addr(host, vf):
@@ -61,11 +59,6 @@ true
 """ % {"pf": PF_ID}
 
 
-def require_modules():
-    for m in ("vfwarp_pf.ko", "vfwarp_vf.ko"):
-        assert (guest_share_dir() / "modules" / m).exists(), "run 'make modules' first"
-
-
 def unload_all(lab, hosts):
     """Namespaces, VFs and both modules gone from `hosts`, and checked."""
     for h in hosts:
@@ -85,7 +78,7 @@ def setup_host(lab, host, vf_args="", n=NVF):
 
 @contextlib.contextmanager
 def vfs_up(lab, hosts=HOSTS, vf_args=""):
-    require_modules()
+    require_modules("vfwarp_pf.ko", "vfwarp_vf.ko")
     try:
         for h in hosts:
             setup_host(lab, h, vf_args)
@@ -126,7 +119,7 @@ def rdma_counter(lab, host, vf, name):
 
 
 def pf_netdev(lab, host):
-    return lab.ssh(host, f"ls /sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')/net "
+    return lab.ssh(host, f"ls /sys/bus/pci/devices/{PF_BDF}/net "
                          "2>/dev/null", check=False).stdout.strip()
 
 

@@ -67,3 +67,17 @@ def start_server(lab, host, cmd, port, log, secs, ns=None, rdma=True):
 def wait_for_listener(run, probe, listening, port, log_cmd, secs, what):
     if not eventually(lambda: listening(run(probe).stdout), secs):
         pytest.fail(f"{what} does not listen on {port} after {secs} s:\n" + run(log_cmd).stdout)
+
+
+def server_log(lab, host, pid, log, secs=20):
+    """Wait for the server to exit by itself (killed after `secs`); its output."""
+    end = time.time() + secs
+    while time.time() < end:
+        if lab.ssh(host, f"kill -0 {pid} 2>/dev/null", check=False).returncode:
+            break
+        time.sleep(0.2)
+    else:
+        lab.ssh(host, f"kill {pid}", check=False)
+        pytest.fail(f"{host}: server {pid} did not exit:\n"
+                    + lab.ssh(host, f"cat {log}", check=False).stdout)
+    return lab.ssh(host, f"cat {log}").stdout
