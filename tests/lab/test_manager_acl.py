@@ -18,8 +18,8 @@ import json
 
 import pytest
 
-from test_manager import NET_CLEAN, OPT, Host
-from test_switchdev import BRIDGE, UDP_RECV, UDP_SEND, filters, hw_packets, mode, pf_dev, reprs
+from lib.manager import NET_CLEAN, OPT, Host
+from lib.switchdev import BRIDGE, UDP_RECV, UDP_SEND, filters, hw_packets, mode, pf_dev, reprs
 from lib.vf import addr, ping, vfs_up
 
 # tools/lab-tier's `provisioned` session, on bare hosts before site.yml runs:

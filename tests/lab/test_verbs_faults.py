@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from test_verbs import PERF_PORT, bg, ibdev_of, res_counts, RES_KINDS, rping_pair, wait_listen
+from lib.perftest import PERF_PORT
+from lib.verbs import RES_KINDS, bg, ibdev_of, res_counts, rping_pair, wait_listen
 from lib.vf import CLEANUP, addr, rdma_counter, setup_host, vfs_up
 
 # tools/lab-tier's `provisioned` session, on bare hosts before site.yml runs:
