@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab"))
+# the library's asserts report like the tests' own (several came from test modules)
+pytest.register_assert_rewrite("lib")
 from vfwarp_lab import Image, Lab  # noqa: E402
 from lib import provisioned as site  # noqa: E402
 

@@ -18,7 +18,7 @@ device appears, e.g. rpcrdma and ib_iser).
 import re
 import time
 
-from lib.perftest import RPING_PORT
+from lib.perftest import RPING_PORT, check_bw_lines, check_rping_data
 from lib.siw import SIW, siw_addr, siw_over_pf
 from lib.wait import eventually, server_log, start_server
 
@@ -84,13 +84,7 @@ def rping(lab, server, client, count=10):
     s = server_log(lab, server, pid, "/tmp/rping-s.log")
     print(f"\nrping {client} -> {server} (siw):\n{out}server:\n{s}")
     assert rc == 0, f"rping client failed ({rc}):\n{out}"
-    for n in range(count):
-        assert re.search(rf"^ping data: rdma-ping-{n}: ", out, re.M), out
-        assert re.search(rf"^server ping data: rdma-ping-{n}: ", s, re.M), s
-    assert f"rdma-ping-{count}:" not in out
-
-
-BW_LINE = re.compile(r"^\s*65536\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
+    check_rping_data(out, s, count)
 
 
 def test_siw_link_over_the_pf_netdev_and_rping_both_ways(lab2):
@@ -108,7 +102,4 @@ def test_ib_write_bw_rdma_cm_over_siw(lab2):
         print(f"\nib_write_bw -R h2 -> h1 (siw):\n{r.stdout}server:\n{s}")
         assert r.returncode == 0, f"ib_write_bw client failed:\n{r.stdout}{r.stderr}"
         assert "Transport type : IW" in r.stdout, r.stdout
-        for out in (r.stdout, s):
-            m = BW_LINE.search(out)
-            assert m, out
-            assert int(m.group(1)) == ITERS and float(m.group(3)) > 0, m.group(0)
+        check_bw_lines((r.stdout, s), ITERS)

@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from lib.perftest import PERF_PORT, RPING_PORT
+from lib.perftest import BW_LINE, PERF_PORT, RPING_PORT, check_bw_lines, check_rping_data
 from lib.pf import MODS, require_modules
 from lib.siw import SIW, SIW_UP, modules, siw_down, unload_new
 from lib.vf import addr, nsx, unload_all, vfs_up
@@ -95,13 +95,7 @@ def rping(lab, server, count=20):
     print(f"\nrping client {client} -> server {server}: {len(r.stdout.splitlines())} lines")
     assert r.returncode == 0, f"rping client ({client}) failed ({r.returncode}):\n" \
                               f"{r.stdout}{r.stderr}\nserver:\n{s}{diag(lab)}"
-    for n in range(count):
-        assert re.search(rf"^ping data: rdma-ping-{n}: ", r.stdout, re.M), r.stdout
-        assert re.search(rf"^server ping data: rdma-ping-{n}: ", s, re.M), s
-    assert f"rdma-ping-{count}:" not in r.stdout
-
-
-BW_LINE = re.compile(r"^\s*65536\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
+    check_rping_data(r.stdout, s, count)
 
 
 def write_bw(lab, server):
@@ -115,10 +109,7 @@ def write_bw(lab, server):
     assert r.returncode == 0, f"ib_write_bw client ({client}) failed ({r.returncode}):\n" \
                               f"{r.stdout}{r.stderr}\nserver:\n{s}{diag(lab)}"
     assert "Transport type : IW" in r.stdout, r.stdout
-    for out in (r.stdout, s):
-        m = BW_LINE.search(out)
-        assert m, out
-        assert int(m.group(1)) == ITERS and float(m.group(3)) > 0, m.group(0)
+    check_bw_lines((r.stdout, s), ITERS)
     m = BW_LINE.search(r.stdout)
     print(f"\nib_write_bw -R 64 KiB x {ITERS}, client {client} -> server {server}: "
           f"{m.group(3)} MiB/s")

@@ -1,7 +1,10 @@
 """perftest and rping on the lab hosts: the rdma_cm ports they listen on
-unless told otherwise, and perftest runs repeated while perftest could not
-sample its clock. Their servers start with wait.start_server.
+unless told otherwise, perftest runs repeated while perftest could not
+sample its clock, and the checks of what a 64 KiB ib_write_bw and an rping
+printed on both sides. Their servers start with wait.start_server.
 """
+import re
+
 import pytest
 
 # the rdma_cm ports rping and perftest listen on unless told otherwise
@@ -30,3 +33,25 @@ def perftest_runs(run, what):
         print(f"\n{what}, run {attempt}: perftest could not sample its clock "
               f"({PERFTEST_UNCALIBRATED} < 0.9), its figures are not measurements")
     pytest.fail(f"{what}: perftest could not sample its clock in {PERFTEST_TRIES} runs:\n{said}")
+
+
+# ib_write_bw's result row of a 64 KiB run: iterations, peak, average (MiB/s), msg rate
+BW_LINE = re.compile(r"^\s*65536\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
+
+
+def check_bw_lines(outs, iters):
+    """Each output (client's, server's) has its 64 KiB row, with `iters`
+    iterations and an average above 0."""
+    for out in outs:
+        m = BW_LINE.search(out)
+        assert m, out
+        assert int(m.group(1)) == iters and float(m.group(3)) > 0, m.group(0)
+
+
+def check_rping_data(out, s, count):
+    """The rping client's output `out` and its server's `s` show each of the
+    `count` pings, and the client no more."""
+    for n in range(count):
+        assert re.search(rf"^ping data: rdma-ping-{n}: ", out, re.M), out
+        assert re.search(rf"^server ping data: rdma-ping-{n}: ", s, re.M), s
+    assert f"rdma-ping-{count}:" not in out
