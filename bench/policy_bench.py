@@ -60,7 +60,7 @@ sys.path.insert(0, str(TOP / "lab"))
 sys.path.insert(0, str(TOP / "tests" / "lab"))
 from vfwarp_lab import Image, Lab  # noqa: E402
 from vfwarp_lab.paths import guest_share_dir  # noqa: E402
-from qos_env import RESET  # noqa: E402
+from lib.qos import RESET  # noqa: E402
 from machine_info import machine  # noqa: E402
 
 HOST = "h1"
@@ -345,7 +345,7 @@ def main():
                  "tx_weight, rate node tx_max/tx_share/tx_weight, a per-VF override); no ACLs "
                  "(switchdev only); bench/policy_bench.py policy_files()",
         "from_nothing": "apply of a host file with num_vfs 0 (owned rate nodes removed), then "
-                        "line rate and DCB reset to the device's defaults (tests/lab/qos_env.RESET)",
+                        "line rate and DCB reset to the device's defaults (tests/lab/lib/qos.py RESET)",
         "command": "python3 bench/policy_bench.py " + " ".join(sys.argv[1:]),
         "manager_revision": here,
         "setup": "1 lab host (TCG, 1 vCPU, 2 GiB), vfwarp_pf; vfwarpctl run as "

@@ -43,7 +43,7 @@ sys.path.insert(0, str(TOP / "lab"))
 sys.path.insert(0, str(TOP / "tests" / "lab"))
 from vfwarp_lab import Image, Lab  # noqa: E402
 from machine_info import machine  # noqa: E402
-import vf_env as vt  # noqa: E402
+from lib import vf as vt  # noqa: E402
 
 SIZES = [64, 256, 1024, 4096, 16384, 65536, 262144]
 VIO = {"h1": "10.78.0.1", "h2": "10.78.0.2"}

@@ -21,7 +21,7 @@ TOP = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOP / "lab"))
 sys.path.insert(0, str(TOP / "tests" / "lab"))
 from vfwarp_lab import Image, Lab  # noqa: E402
-import vf_env as vt  # noqa: E402
+from lib import vf as vt  # noqa: E402
 from machine_info import machine  # noqa: E402
 
 VIO_SETUP = r"""

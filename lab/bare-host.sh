@@ -2,7 +2,7 @@
 # Run on a lab host as root: undo what provisioning/site.yml and the lab's tests
 # set up (domains, the role's libvirt networks, installed modules and manager,
 # policy, the boot unit, VFs, loaded drivers), leaving the host as booted from
-# its image. Used by the lab tests (tests/lab/provisioned_env.py) and by
+# its image. Used by the lab tests (tests/lab/lib/provisioned.py) and by
 # `make demo` step 10 before the playbook runs from bare hosts.
 V="virsh -q -c qemu:///system"
 for d in $($V list --all --name); do $V destroy "$d"; $V undefine "$d"; done >/dev/null 2>&1

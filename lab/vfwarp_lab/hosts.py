@@ -245,7 +245,7 @@ class Lab:
             # run 2026-11-29, h1 at 1,696 s of uptime). QEMU keeps TCG's TSC
             # monotonic (it follows the host clock). perftest's rows of 0.00
             # are not this: its own clock sampling failing under load
-            # (tests/lab/vf_env.py PERFTEST_UNCALIBRATED), seen with it too.
+            # (tests/lab/lib/perftest.py PERFTEST_UNCALIBRATED), seen with it too.
             "-append", f"root=/dev/vda rw console=ttyS0 intel_iommu=on no_timer_check tsc=reliable "
                        f"{LEAN_KERNEL_ARGS} vfwarp.host={spec.name}",
             "-drive", f"file={image.disk},if=virtio,format=raw,snapshot=on",

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab"))
+# the library's asserts report like the tests' own (several came from test modules)
+pytest.register_assert_rewrite("lib")
 from vfwarp_lab import Image, Lab  # noqa: E402
-import provisioned_env  # noqa: E402
+from lib import provisioned as site  # noqa: E402
 
 _running = []
 
@@ -60,20 +62,23 @@ def lab2(tmp_path_factory, image):
             _running.remove(lab)
 
 
-# Modules that share the provisioned hosts (provisioned_env.py) run after every
+# Modules that share the provisioned hosts (lib/provisioned.py) run after every
 # other module, which expect bare hosts: test_provisioning.py first (site.yml
 # from bare, its scenarios), then test_tenants.py on the VMs site.yml started,
 # then what ends a tenant VM for good (a host's reboot). Stable: each module
-# keeps its own order.
+# keeps its own order. The markers (pytest.ini) choose each module's session in
+# tools/lab-tier: a test on the provisioned hosts without `provisioned` would
+# run site.yml in the other session's lab, so collection refuses it.
 PROVISIONED_ORDER = {"test_provisioning.py": 1, "test_tenants.py": 2}
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "after_tenants: runs after test_tenants.py "
-                                       "(it ends the provisioned hosts' tenant VMs)")
-
-
 def pytest_collection_modifyitems(items):
+    stray = [item.nodeid for item in items if not item.get_closest_marker("provisioned")
+             and ("provisioned" in item.fixturenames or item.path.name in PROVISIONED_ORDER)]
+    if stray:
+        raise pytest.UsageError("on the provisioned hosts without pytest.mark.provisioned "
+                                "(its session in tools/lab-tier): " + ", ".join(stray))
+
     def rank(item):
         if item.get_closest_marker("after_tenants"):
             return 3
@@ -86,8 +91,8 @@ def provisioned(lab2):
     """site.yml run once from bare hosts, with a tenant VM per host; on a
     lab that outlives the session (VFWARP_LAB_REUSE), the hosts made bare again
     at its end (a lab of the session's own is torn down: 159 s saved)."""
-    yield provisioned_env.provision(lab2)
+    yield site.provision(lab2)
     if os.environ.get("VFWARP_LAB_REUSE"):
-        provisioned_env.bare(lab2)
-        for h in provisioned_env.HOSTS:
+        site.bare(lab2)
+        for h in site.HOSTS:
             assert "vfwarp_pf" not in lab2.ssh(h, "lsmod").stdout

@@ -3,10 +3,8 @@ PF driver built in the build environment."""
 import os
 import re
 
+from lib.pf import PF_ID, PF_KO, require_modules
 from vfwarp_lab.hosts import DEVICE_THREAD_NICE
-from vfwarp_lab.paths import guest_share_dir
-
-PF_ID = "1234:f0a0"
 
 
 def test_both_hosts_answer_ssh_with_their_own_name(lab2):
@@ -53,10 +51,9 @@ def test_iommu_active_with_groups(lab2):
 
 
 def test_pf_module_loads_binds_and_unloads(lab2):
-    mod = guest_share_dir() / "modules" / "vfwarp_pf.ko"
-    assert mod.exists(), "run 'make modules' first"
+    require_modules("vfwarp_pf.ko")
     for name in ("h1", "h2"):
-        lab2.ssh(name, "dmesg -C; insmod /mnt/vfwarp/modules/vfwarp_pf.ko")
+        lab2.ssh(name, f"dmesg -C; insmod {PF_KO}")
         try:
             drv = lab2.ssh(name, f"lspci -k -d {PF_ID}").stdout
             assert "Kernel driver in use: vfwarp_pf" in drv, drv

@@ -5,8 +5,8 @@ and what each gets shows the device's scheduler as set through devlink
 rate, `ip link` and dcb: weights, tenant nodes, a tx_max, a tx_share, ETS
 classes, a strict class's latency, and an RDMA flow's tx_max.
 
-The hosts' VFs are set up once for the module (vf_env.vfs_up) and every
-test starts and ends with the device's QoS defaults (congestion_env.Uplink
+The hosts' VFs are set up once for the module (lib.vf.vfs_up) and every
+test starts and ends with the device's QoS defaults (lib.congestion.Uplink
 .reset: the device keeps them across driver loads, and no other lab test
 may run behind a line rate of ours). Figures of each run are printed.
 A broken set-up (the line not full, pings not in their class) is
@@ -18,10 +18,12 @@ import time
 
 import pytest
 
-from congestion_env import (CLIENT, LINE_MBIT, PER_FRAME, PER_WIRE, Uplink, delta, flows,
-                            ping_rtts, received, servers)
-from qos_env import ssh
-from vf_env import PERF_PORT, addr, perftest_runs, vfs_up, wait_rdma_listener
+from lib.congestion import (CLIENT, LINE_MBIT, PER_FRAME, PER_WIRE, Uplink, delta, flows,
+                             ping_rtts, received, servers)
+from lib.perftest import PERF_PORT, perftest_runs
+from lib.qos import ssh
+from lib.vf import addr, vfs_up
+from lib.wait import wait_rdma_listener
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +64,7 @@ def line_full(got):
 
 
 def full_flows(lab, extra=("", "")):
-    """congestion_env.flows, measured once more when the two flows did not fill
+    """lib.congestion.flows, measured once more when the two flows did not fill
     the line: on a machine whose two cores also run the other lab session
     (`make test`), a CPU-starved host may not offer the line its rate (seen:
     8.77 of 11.3 Mbit/s while that session booted its nested guests). A

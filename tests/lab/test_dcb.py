@@ -5,10 +5,11 @@ the app table by the driver's debugfs `qos`), refusals change nothing, and
 the kernel's app table follows the device's (replaced entries, seeded from
 the device when the driver loads again).
 
-Runs on h1 of the session's lab2; uses qos_env.pf_loaded, which starts and
+Runs on h1 of the session's lab2; uses lib.qos.pf_loaded, which starts and
 ends every test with the device's DCB defaults.
 """
-from qos_env import MOD, pf_loaded
+from lib.pf import PF_KO
+from lib.qos import pf_loaded
 
 DEFAULT_ETS = {"tc_bw": [12, 12, 12, 12, 13, 13, 13, 13], "tc_tsa": ["ets"] * 8,
                "prio_tc": list(range(8))}
@@ -69,7 +70,7 @@ def test_dcb_app_table_and_trust(lab2):
         assert st["device"]["dscp"] == {10: 3}
         # The device keeps its table across driver loads; the driver lists
         # it again in the kernel's table.
-        st = pf.ok(f"rmmod vfwarp_pf && insmod {MOD} && udevadm settle -t 20")
+        st = pf.ok(f"rmmod vfwarp_pf && insmod {PF_KO} && udevadm settle -t 20")
         assert st["dcb"]["app"] == {"default_prio": [2], "dscp_prio": [[10, 3, " "]]}
         assert st["dcb"]["apptrust"] == {"order": ["dscp"]}
         pf.ok(f"dcb app del dev {n} dscp-prio 10:3 default-prio 2",

@@ -16,7 +16,7 @@ module, also on failure.
 import json
 import re
 
-from qos_env import MBIT, pf_loaded
+from lib.qos import MBIT, pf_loaded
 
 UPLINK = 65535
 

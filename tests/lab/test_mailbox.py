@@ -7,12 +7,13 @@ MAC, `ip link add ... type vlan` fails while a port VLAN is set, and a VF
 only receives the multicast groups it joined unless it is trusted and asks
 for all of them.
 
-The VF netdevs live in namespaces vf0/vf1 on h1 (vf_env.py).
+The VF netdevs live in namespaces vf0/vf1 on h1 (lib/vf.py).
 """
 import re
 import time
 
-from vf_env import addr, eventually, mac_of, nsx, pf_netdev, ping, raw_send, stats, vfs_up
+from lib.vf import addr, mac_of, nsx, pf_netdev, ping, raw_send, stats, vfs_up
+from lib.wait import eventually
 
 PF_DBG = "/sys/kernel/debug/vfwarp_pf"
 

@@ -9,28 +9,18 @@ python3-yaml, and /mnt/vfwarp shares only build/guest. Each test uses its
 own state dir (VFWARP_STATE_DIR; the audit log is inside it) and starts
 from files A applied, so they run in any order.
 """
-import base64
 import re
-import io
 import json
 import sys
-import tarfile
 import time
 from pathlib import Path
 
 import pytest
-import yaml
 
-from vfwarp_lab.paths import guest_share_dir
+from lib.manager import MANAGER, NET_CLEAN, OPT, PF, Host
+from lib.pf import PF_BDF, PF_ID, PF_KO, require_modules
+from lib.qos import MBIT, RESET
 
-from qos_env import MBIT, RESET
-
-HOST = "h1"
-PF_ID = "1234:f0a0"
-PF = "enp1s0"
-MOD = "/mnt/vfwarp/modules/vfwarp_pf.ko"
-OPT = "/opt/vfwarpctl"
-MANAGER = Path(__file__).resolve().parents[2] / "pf-driver" / "manager"
 sys.path.insert(0, str(MANAGER / "tests"))
 import corpus  # noqa: E402
 
@@ -64,96 +54,21 @@ EXPECT_B = {0: dict(GREEN, max_tx_rate=3000), 1: dict(GREEN, max_tx_rate=3000), 
             5: dict(BLUE, mac="02:00:00:00:20:01", max_tx_rate=1000)}
 
 
-def bundle():
-    """vfwarpctl + its package + the invalid corpus + PyYAML (pure Python), tar.gz."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as t:
-        t.add(MANAGER / "vfwarpctl", "vfwarpctl")
-        for f in sorted((MANAGER / "vfwarp_manager").glob("*.py")):
-            t.add(f, f"vfwarp_manager/{f.name}")
-        # the flower layer's real-kernel check (tests/flowerhost.py), run by
-        # tests/lab/test_manager_acl.py where the kernel has cls_flower
-        t.add(MANAGER / "tests" / "flowerhost.py", "tests/flowerhost.py")
-        for f in sorted((MANAGER / "tests" / "invalid").rglob("*.yaml")):
-            t.add(f, f"invalid/{f.relative_to(MANAGER / 'tests' / 'invalid')}")
-        for f in sorted(Path(yaml.__file__).parent.glob("*.py")):
-            t.add(f, f"yaml/{f.name}")
-    return base64.b64encode(buf.getvalue()).decode()
-
-
-class Host:
-    def __init__(self, lab):
-        self.lab = lab
-
-    def sh(self, cmd, check=True, timeout=300):
-        return self.lab.ssh(HOST, cmd, check=check, timeout=timeout)
-
-    def install(self):
-        b = bundle()
-        self.sh(f"rm -rf {OPT} /tmp/vfwctl.b64 && mkdir -p {OPT}")
-        for i in range(0, len(b), 60000):       # one ssh argument stays far below 128 KiB
-            self.sh(f"cat >> /tmp/vfwctl.b64 <<'EOF'\n{b[i:i + 60000]}\nEOF")
-        self.sh(f"base64 -d /tmp/vfwctl.b64 | tar xz -C {OPT} && rm /tmp/vfwctl.b64")
-
-    def write_files(self, d, files):
-        self.sh(f"rm -rf {d} && mkdir -p {d}")
-        for name, text in files.items():
-            self.sh(f"cat > {d}/{name} <<'EOF'\n{text}EOF")
-
-    def ctl(self, state, args, env="", timeout=300):
-        """vfwarpctl ARGS with its own state dir; the ssh result (never raises)."""
-        return self.sh(f"cd {OPT} && VFWARP_STATE_DIR=/run/vfwarp-lab/{state} {env} "
-                       f"./vfwarpctl {args}; exit $?", check=False, timeout=timeout)
-        # (`; exit $?`: the shell must not exec vfwarpctl in its place, so that a
-        # SIGKILLed vfwarpctl shows as the shell's 137, not as a dead ssh session)
-
-    def link_json(self):
-        return self.sh(f"ip -j -d link show dev {PF}").stdout
-
-    def vfs(self):
-        """{vf: settings} read back with `ip -j -d link` (this test's own reading)."""
-        (link,) = json.loads(self.link_json())
-        out = {}
-        for e in link.get("vfinfo_list", []):
-            vl = e["vlan_list"][0]
-            out[e["vf"]] = {"mac": e["address"], "vlan": vl.get("vlan", 0), "qos": vl.get("qos", 0),
-                            "spoofchk": e["spoofchk"], "trust": e["trust"],
-                            "link_state": e["link_state"], "max_tx_rate": e["rate"]["max_tx"],
-                            "min_tx_rate": e["rate"]["min_tx"]}
-        return out
-
-    def numvfs(self):
-        return int(self.sh(f"cat /sys/class/net/{PF}/device/sriov_numvfs").stdout)
-
-    def audit(self, state):
-        out = self.sh(f"cat /run/vfwarp-lab/{state}/audit.jsonl", check=False).stdout
-        return [json.loads(ln) for ln in out.splitlines()]
-
-
-# vfwarpctl's libvirt networks (prefix and metadata), removed when a module
-# ends: later modules (tenant VMs) must not find them. Names come from
-# virsh, and only ours are touched.
-NET_CLEAN = """for n in $(virsh -q net-list --all --name | grep '^vfwarp-'); do
-  virsh -q net-dumpxml --inactive "$n" | grep -q 'urn:vfwarp:manager:1' || continue
-  virsh -q net-destroy "$n" >/dev/null 2>&1; virsh -q net-undefine "$n" >/dev/null; done; true"""
-
-
 # The device keeps its line rate and DCB state across driver loads: every
-# QoS test puts them back to the device's defaults (qos_env.RESET), so the
+# QoS test puts them back to the device's defaults (lib.qos.RESET), so the
 # other tests (here and in later modules) never run behind a line rate.
-QOS_RESET = RESET % {"bdf": "$(lspci -D -n -d %s | awk 'NR==1{print $1}')" % PF_ID}
+QOS_RESET = RESET % {"bdf": PF_BDF}
 
 
 @pytest.fixture(scope="module")
 def host(lab2):
-    assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
+    require_modules("vfwarp_pf.ko")
     h = Host(lab2)
     # udev renames eth0 to enp1s0 after insmod: QOS_RESET names the netdev
-    h.sh(f"insmod {MOD} && udevadm settle -t 20")
+    h.sh(f"insmod {PF_KO} && udevadm settle -t 20")
     try:
         h.sh(QOS_RESET)
-        assert h.sh(f"ls /sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')/net"
-                    ).stdout.split() == [PF]
+        assert h.sh(f"ls /sys/bus/pci/devices/{PF_BDF}/net").stdout.split() == [PF]
         h.install()
         h.write_files("/root/pol-a", A)
         h.write_files("/root/pol-b", B)
@@ -163,7 +78,7 @@ def host(lab2):
 rm -rf /run/vfwarp-lab; systemctl stop 'vfwarp-confirm-*' 2>/dev/null
 {NET_CLEAN}
 [ -d /sys/module/vfwarp_pf ] && {{ {QOS_RESET} }}
-D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
+D=/sys/bus/pci/devices/{PF_BDF}
 [ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
 rmmod vfwarp_pf; true""", check=False)
         assert "vfwarp_pf" not in h.sh("lsmod").stdout
@@ -637,13 +552,11 @@ def qos_files(host):
     """Files C and variants on h1; the device's QoS back at its defaults
     afterwards (owned nodes go with the next apply of files A)."""
     host.write_files("/root/pol-c", C)
-    host.sh(f"devlink port function rate add pci/$(lspci -D -n -d {PF_ID} | "
-            "awk 'NR==1{print $1}')/other tx_share 1mbit")
+    host.sh(f"devlink port function rate add pci/{PF_BDF}/other tx_share 1mbit")
     try:
         yield host
     finally:
-        host.sh(QOS_RESET + f"\ndevlink port function rate del pci/$(lspci -D -n -d {PF_ID} | "
-                "awk 'NR==1{print $1}')/other", check=False)
+        host.sh(QOS_RESET + f"\ndevlink port function rate del pci/{PF_BDF}/other", check=False)
 
 
 def foreign(st):
@@ -677,7 +590,7 @@ def test_rate_and_dcb_applied_read_back_equals_files(qos_files):
     assert host.ctl("qos", "drift /root/pol-c").returncode == 0
     # Back to files A: the owned nodes go, the VFs' leaves to the root; the
     # line rate and DCB are not A's (its host file does not own them): kept.
-    host.sh(f"devlink dev param set pci/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}') "
+    host.sh(f"devlink dev param set pci/{PF_BDF} "
             "name line_rate_kbps value 0 cmode runtime")   # A's 1gbit guarantees fit again
     r = host.ctl("qos", "apply /root/pol-a")
     assert r.returncode == 0, r.stdout
@@ -689,7 +602,7 @@ def test_rate_and_dcb_applied_read_back_equals_files(qos_files):
 def test_rate_hand_changes_reported_by_drift_and_restored(qos_files):
     host = qos_files
     start_at_c(host, "qdrift")
-    host.sh(f"B=pci/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}'); "
+    host.sh(f"B=pci/{PF_BDF}; "
             "devlink port function rate set $B/2 tx_max 10mbit; "
             "devlink port function rate set $B/vfw-blue tx_weight 5; "
             f"dcb app add dev {PF} dscp-prio 20:3")
@@ -774,7 +687,7 @@ def test_deleted_tenant_loses_its_node_and_nothing_else_changes(qos_files):
     assert qos(host) == before
 
 
-# Files E: the two VFs of h1 (each in its namespace, vf_env) as two tenants
+# Files E: the two VFs of h1 (each in its namespace, lib/vf.py) as two tenants
 # behind an enforced 12 Mbit/s line rate (one VF-to-VF iperf3 flow reaches
 # 20-30 Mbit/s under TCG: two flows keep the uplink congested; docs/qos.md).
 E_HOST = "version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 2, line_rate: 12mbit, " \
@@ -796,8 +709,8 @@ def test_congested_uplink_holds_a_tenant_at_its_cap_and_gives_the_other_its_guar
     its cap and blue the rest; then red with 9 times blue's weight and blue
     with a 6 Mbit/s guarantee: blue still gets its guarantee (by weight
     alone it would get a tenth)."""
-    from congestion_env import flows
-    from vf_env import unload_all, vfs_up
+    from lib.congestion import flows
+    from lib.vf import unload_all, vfs_up
     unload_all(lab2, ("h1",))                 # the module fixture's PF, without VFs in namespaces
     try:
         with vfs_up(lab2):
@@ -812,7 +725,7 @@ def test_congested_uplink_holds_a_tenant_at_its_cap_and_gives_the_other_its_guar
             finally:
                 host.sh(QOS_RESET, check=False)
     finally:
-        host.sh(f"[ -d /sys/module/vfwarp_pf ] || insmod {MOD}")
+        host.sh(f"[ -d /sys/module/vfwarp_pf ] || insmod {PF_KO}")
     line = 12 * WIRE
     red, blue = got["cap"]
     assert 4 * WIRE * 0.9 <= red <= 4 * 1.05, got      # held at its cap

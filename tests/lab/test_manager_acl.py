@@ -9,16 +9,22 @@ flower layer's real-kernel check (tests/flowerhost.py: software filters
 on veths, compile -> apply -> read back -> undo) runs here too, since the
 build machine's kernel has no cls_flower.
 
-Both hosts get VFs in namespaces (vf_env.vfs_up); h1 is switched and
+Both hosts get VFs in namespaces (lib.vf.vfs_up); h1 is switched and
 bridged (representors + uplink, as in test_switchdev.py) for the VFs'
 traffic to pass; h2 stays in legacy mode as the peer. Runs on the
 session's lab2 and leaves no module loaded.
 """
 import json
 
-from test_manager import NET_CLEAN, OPT, Host
-from test_switchdev import BRIDGE, UDP_RECV, UDP_SEND, filters, hw_packets, mode, pf_dev, reprs
-from vf_env import addr, ping, vfs_up
+import pytest
+
+from lib.manager import NET_CLEAN, OPT, Host
+from lib.switchdev import BRIDGE, UDP_RECV, UDP_SEND, filters, hw_packets, mode, pf_dev, reprs
+from lib.vf import addr, ping, vfs_up
+
+# tools/lab-tier's `provisioned` session, on bare hosts before site.yml runs:
+# it evens the two sessions out (tools/lab-tier says how they were weighed)
+pytestmark = pytest.mark.before_site
 
 MAGIC = "76667701"
 HOST_FILE = ("version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 2, eswitch_mode: switchdev, "

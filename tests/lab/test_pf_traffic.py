@@ -13,7 +13,9 @@ import contextlib
 import json
 import re
 
-from vf_env import HOSTS, MODS, PF_ID, require_modules, unload_all, wait_tcp_listener
+from lib.pf import MODS, PF_ID, pf_up, require_modules
+from lib.vf import HOSTS, unload_all
+from lib.wait import wait_tcp_listener
 
 BAD_LOG = "WARNING\\|BUG\\|Oops"
 
@@ -25,23 +27,6 @@ def pf_addr(host):
 def vf_addr(host):
     return f"10.78.0.{int(host[1:]) * 10 + 2}"
 
-
-# Load vfwarp_pf, give the PF netdev its address and wait for its carrier;
-# prints the netdev's name last.
-PF_UP = r"""
-set -eu
-PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
-D=/sys/bus/pci/devices/$PF
-insmod %(mods)s/vfwarp_pf.ko
-udevadm settle -t 20 || true   # the netdev gets its final name first
-for t in $(seq 100); do [ -d $D/net ] && break; sleep 0.1; done
-nd=$(ls $D/net)
-ip addr add %(addr)s/24 dev $nd
-ip link set dev $nd up
-for t in $(seq 50); do ip link show $nd | grep -q LOWER_UP && break; sleep 0.1; done
-ip link show $nd | grep -q LOWER_UP || { ip link show $nd; exit 1; }
-echo $nd
-"""
 
 # One VF of an already loaded PF, in namespace vf0 (as test_vf_traffic.py).
 VF_UP = r"""
@@ -66,23 +51,15 @@ for t in $(seq 50); do ip -n vf0 link show vfeth | grep -q LOWER_UP && break; sl
 ip -n vf0 link show vfeth | grep -q LOWER_UP
 """
 
-def pf_up(lab, host):
-    """Load vfwarp_pf on `host`, address and raise the PF netdev; its name."""
-    out = lab.ssh(host, PF_UP % {"pf": PF_ID, "mods": MODS, "addr": pf_addr(host)},
-                  timeout=300).stdout.split()
-    assert out, f"{host}: no PF netdev"
-    return out[-1]
-
-
 @contextlib.contextmanager
 def pfs_up(lab, hosts=HOSTS, vf_on=()):
     """The PF netdevs of `hosts` up, plus a VF in namespace vf0 on `vf_on`;
     yields {host: PF netdev name}."""
-    require_modules()
+    require_modules("vfwarp_pf.ko", "vfwarp_vf.ko")
     try:
         for h in hosts:
             lab.ssh(h, "dmesg -C")
-        names = {h: pf_up(lab, h) for h in hosts}
+        names = {h: pf_up(lab, h, pf_addr(h)) for h in hosts}
         for h in vf_on:
             lab.ssh(h, VF_UP % {"pf": PF_ID, "mods": MODS, "addr": vf_addr(h)}, timeout=300)
         yield names
@@ -181,7 +158,7 @@ def test_pf_reload_is_clean(lab2):
         lab2.ssh("h1", "rmmod vfwarp_pf")
         # the replies came from h1's PF netdev: gone with the module
         assert ping(lab2, "h2", pf_addr("h1"), count=3)[0] == 0
-        pf_up(lab2, "h1")
+        pf_up(lab2, "h1", pf_addr("h1"))
         assert ping(lab2, "h1", pf_addr("h2"), count=3)[0] == 3
     log = lab2.ssh("h1", "dmesg").stdout
     # the log covers both unloads (a cleared or lost log would hide warnings)

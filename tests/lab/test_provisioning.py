@@ -6,7 +6,7 @@ the lab as its inventory (the vfwarp.fleet.vfwarp_lab plugin over the lab's
 state dir).
 
 The first run, from bare hosts, is the session fixture `provisioned`
-(conftest.py, provisioned_env.py): it also brings up a tenant VM per host (role
+(conftest.py, lib/provisioned.py): it also brings up a tenant VM per host (role
 guest: a VF of tenant red's pool network, nested TCG: minutes) and runs rping
 and ib_write_bw -R between them. test_tenants.py runs next on those VMs, and
 the reboot of a host (which ends its VM) after it.
@@ -20,9 +20,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from provisioned_env import FREE_VF, GUEST_MAC, GUESTS, HOSTS, PF, PROV, RED, playbook
+from lib.provisioned import FREE_VF, GUEST_MAC, GUESTS, HOSTS, PF, PROV, RED, playbook
 from vfwarp_lab.paths import LabError
 from vfwarp_lab.tenants import Tenants
+
+# tools/lab-tier's `provisioned` session: on the hosts site.yml leaves (conftest.py)
+pytestmark = pytest.mark.provisioned
 
 # The tenants after a change of variables: green moves to VLAN 301 and loses VF 5.
 CHANGED_TENANTS = {"tenant_list": [
@@ -116,7 +119,7 @@ def test_site_from_bare_hosts_then_idempotent(provisioned):
     # the verbs between the guests, as the play reported them: every rping payload
     # verified, and ib_write_bw -R's result line (200 x 64 KiB moved). Its bandwidth is
     # printed, not asserted: perftest under nested TCG reported 0.00 once for a
-    # transfer that completed (its clock sampling failed: vf_env.PERFTEST_UNCALIBRATED;
+    # transfer that completed (its clock sampling failed: lib.perftest.PERFTEST_UNCALIBRATED;
     # the play runs it once)
     m = VERBS.search(r.stdout)
     assert m and int(m.group(1)) == 10, r.stdout[-6000:]

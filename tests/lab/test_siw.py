@@ -15,146 +15,20 @@ deleted, and every module loaded on this test's account unloaded (siw,
 ib_core & co., vfwarp_pf, and what rdma-core's udev rules load when an RDMA
 device appears, e.g. rpcrdma and ib_iser).
 """
-import contextlib
 import re
 import time
 
-import pytest
+from lib.perftest import RPING_PORT, check_bw_lines, check_rping_data
+from lib.siw import SIW, siw_addr, siw_over_pf
+from lib.wait import eventually, server_log, start_server
 
-from vf_env import HOSTS, MODS, PF_ID, RPING_PORT, eventually, start_server, unload_all
-from vfwarp_lab.paths import guest_share_dir
-
-SIW = "siw0"
 ITERS = 100        # ib_write_bw iterations of 64 KiB (siw reaches ~1.4 MiB/s under TCG)
-
-
-def siw_addr(host):
-    return f"10.79.0.{int(host[1:])}"
-
-
-def modules(lab, host):
-    out = lab.ssh(host, "udevadm settle -t 20 >/dev/null 2>&1; cat /proc/modules").stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
-
-
-# Load vfwarp_pf, give the PF netdev its address and wait for its carrier;
-# prints the netdev's name last.
-PF_UP = r"""
-set -eu
-PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
-D=/sys/bus/pci/devices/$PF
-insmod %(mods)s/vfwarp_pf.ko
-udevadm settle -t 20 || true   # the netdev gets its final name first
-for t in $(seq 100); do [ -d $D/net ] && break; sleep 0.1; done
-nd=$(ls $D/net)
-ip addr add %(addr)s/24 dev $nd
-ip link set dev $nd up
-for t in $(seq 50); do ip link show $nd | grep -q LOWER_UP && break; sleep 0.1; done
-ip link show $nd | grep -q LOWER_UP || { ip link show $nd; exit 1; }
-echo $nd
-"""
-
-# siw's dependencies (modinfo: ib_core, ib_uverbs, libcrc32c) and the RDMA CM
-# that rping and perftest -R use, then siw itself and one link over NETDEV.
-# NS, if set, is the network namespace the netdev lives in: `rdma link add`
-# looks the netdev up in the caller's namespace, and siw's TCP sockets are
-# created in the namespace of the process that listens or connects.
-SIW_UP = r"""
-set -eu
-modprobe -a ib_core ib_uverbs libcrc32c iw_cm rdma_cm rdma_ucm
-modinfo -F depends %(mods)s/siw.ko
-[ "$(modinfo -F vermagic %(mods)s/siw.ko | cut -d' ' -f1)" = "$(uname -r)" ]
-insmod %(mods)s/siw.ko
-%(nsx)s rdma link add %(siw)s type siw netdev %(nd)s
-rdma link show %(siw)s/1
-ibv_devinfo -d %(siw)s
-"""
-
-SIW_DOWN = r"""
-rdma link delete %(siw)s 2>/dev/null
-[ -d /sys/module/siw ] && rmmod siw
-true
-"""
-
-# Unload the modules named on the command line in whatever order their users
-# allow (a bounded number of passes), then list what is still loaded.
-UNLOAD = r"""
-udevadm settle -t 20 >/dev/null 2>&1
-for pass in 1 2 3 4 5 6 7 8 9 10; do
-  left=""
-  for m in "$@"; do
-    [ -d /sys/module/$m ] || continue
-    rmmod $m 2>/dev/null || left="$left $m"
-  done
-  [ -z "$left" ] && break
-done
-for m in "$@"; do grep -q "^$m " /proc/modules && echo "still loaded: $m"; done
-true
-"""
-
-
-def siw_up(lab, host, netdev, ns=None):
-    nsx = f"ip netns exec {ns}" if ns else ""
-    out = lab.ssh(host, SIW_UP % {"mods": MODS, "siw": SIW, "nd": netdev, "nsx": nsx},
-                  timeout=300).stdout
-    assert "state ACTIVE" in out and f"netdev {netdev}" in out, f"{host}: {out}"
-    assert "iWARP" in out and "PORT_ACTIVE" in out, f"{host}: {out}"
-    return out
-
-
-def siw_down(lab, host):
-    lab.ssh(host, SIW_DOWN % {"siw": SIW}, check=False, timeout=120)
-
-
-def unload_new(lab, host, before):
-    """Unload every module loaded since `before` (a modules() snapshot)."""
-    new = sorted(modules(lab, host) - before)
-    if new:
-        out = lab.ssh(host, f"set -- {' '.join(new)}\n{UNLOAD}", check=False, timeout=300).stdout
-        assert "still loaded" not in out, f"{host}: {out}"
-
-
-@contextlib.contextmanager
-def siw_over_pf(lab, hosts=HOSTS):
-    """siw0 on each host's PF netdev; everything undone afterwards."""
-    for m in ("vfwarp_pf.ko", "siw.ko"):
-        assert (guest_share_dir() / "modules" / m).exists(), \
-            f"no {m}: run 'make modules siw' first"
-    before = {h: modules(lab, h) for h in hosts}
-    try:
-        for h in hosts:
-            nd = lab.ssh(h, PF_UP % {"pf": PF_ID, "mods": MODS, "addr": siw_addr(h)},
-                         timeout=300).stdout.split()[-1]
-            siw_up(lab, h, nd)
-        yield
-    finally:
-        for h in hosts:
-            siw_down(lab, h)
-        unload_all(lab, hosts)          # vfwarp_pf, as the PF/VF tests leave it
-        for h in hosts:
-            unload_new(lab, h, before[h])
-        for h in hosts:
-            assert modules(lab, h) == before[h], f"{h}: modules not as found"
 
 
 def serve(lab, host, cmd, port, log, secs=90):
     """Start an RDMA CM server in the background and wait until it listens
     (iWARP listens are real TCP listens); returns its pid."""
     return start_server(lab, host, cmd, port, log, secs, rdma=False)
-
-
-def server_log(lab, host, pid, log, secs=20):
-    """Wait for the server to exit by itself (killed after `secs`); its output."""
-    end = time.time() + secs
-    while time.time() < end:
-        if lab.ssh(host, f"kill -0 {pid} 2>/dev/null", check=False).returncode:
-            break
-        time.sleep(0.2)
-    else:
-        lab.ssh(host, f"kill {pid}", check=False)
-        pytest.fail(f"{host}: server {pid} did not exit:\n"
-                    + lab.ssh(host, f"cat {log}", check=False).stdout)
-    return lab.ssh(host, f"cat {log}").stdout
 
 
 def unread_bytes(lab, hosts, port):
@@ -210,13 +84,7 @@ def rping(lab, server, client, count=10):
     s = server_log(lab, server, pid, "/tmp/rping-s.log")
     print(f"\nrping {client} -> {server} (siw):\n{out}server:\n{s}")
     assert rc == 0, f"rping client failed ({rc}):\n{out}"
-    for n in range(count):
-        assert re.search(rf"^ping data: rdma-ping-{n}: ", out, re.M), out
-        assert re.search(rf"^server ping data: rdma-ping-{n}: ", s, re.M), s
-    assert f"rdma-ping-{count}:" not in out
-
-
-BW_LINE = re.compile(r"^\s*65536\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
+    check_rping_data(out, s, count)
 
 
 def test_siw_link_over_the_pf_netdev_and_rping_both_ways(lab2):
@@ -234,7 +102,4 @@ def test_ib_write_bw_rdma_cm_over_siw(lab2):
         print(f"\nib_write_bw -R h2 -> h1 (siw):\n{r.stdout}server:\n{s}")
         assert r.returncode == 0, f"ib_write_bw client failed:\n{r.stdout}{r.stderr}"
         assert "Transport type : IW" in r.stdout, r.stdout
-        for out in (r.stdout, s):
-            m = BW_LINE.search(out)
-            assert m, out
-            assert int(m.group(1)) == ITERS and float(m.group(3)) > 0, m.group(0)
+        check_bw_lines((r.stdout, s), ITERS)

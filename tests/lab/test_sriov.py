@@ -14,13 +14,10 @@ import time
 
 import pytest
 
-from vfwarp_lab.paths import guest_share_dir
+from lib.pf import PF_ID, PF_KO, VF_ID, VF_KO, require_modules
 
-PF_ID = "1234:f0a0"
-VF_ID = "1234:f0a1"
 TOTAL_VFS = 128
 HOST = "h1"
-MOD = "/mnt/vfwarp/modules/vfwarp_pf.ko"
 
 # Guest-side helpers, prepended to the scripts below.
 SH = r"""
@@ -126,8 +123,8 @@ rmmod vfwarp_vf 2>/dev/null; rmmod vfwarp_pf 2>/dev/null; modprobe -r vfio-pci 2
 
 @contextlib.contextmanager
 def pf_loaded(lab):
-    assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
-    lab.ssh(HOST, f"dmesg -C; insmod {MOD}")
+    require_modules("vfwarp_pf.ko")
+    lab.ssh(HOST, f"dmesg -C; insmod {PF_KO}")
     try:
         pf = lab.ssh(HOST, f"lspci -D -n -d {PF_ID}").stdout.split()[0]
         yield pf
@@ -298,7 +295,7 @@ def test_driver_removal_keeps_vfs_in_use_and_rebind_adopts_them(lab2):
         assert int(lab2.ssh(HOST, f"lspci -n -d {VF_ID} | wc -l").stdout) == 2
         lab2.ssh(HOST, f"echo > /sys/bus/pci/devices/{vf}/driver_override; "
                        f"echo {vf} > /sys/bus/pci/drivers/vfio-pci/unbind")
-        lab2.ssh(HOST, f"insmod {MOD}")
+        lab2.ssh(HOST, f"insmod {PF_KO}")
         assert "adopting 2 VFs" in lab2.ssh(HOST, "dmesg").stdout
         lab2.ssh(HOST, f"echo 0 > /sys/bus/pci/devices/{pf}/sriov_numvfs")
         assert vf_count(lab2, pf) == (0, 0)
@@ -319,10 +316,10 @@ def test_out_of_range_and_nonzero_change_refused(lab2):
 
 
 def test_vf_driver_binds_vfs_and_checks_identity(lab2):
-    assert (guest_share_dir() / "modules" / "vfwarp_vf.ko").exists(), "run 'make modules' first"
+    require_modules("vfwarp_vf.ko")
     with pf_loaded(lab2) as pf:
         # vfwarp_vf registers an iWARP ib_device: the RDMA core first
-        lab2.ssh(HOST, "modprobe -a ib_core ib_uverbs iw_cm && insmod /mnt/vfwarp/modules/vfwarp_vf.ko")
+        lab2.ssh(HOST, f"modprobe -a ib_core ib_uverbs iw_cm && insmod {VF_KO}")
         create(lab2, pf, 4)
         out = sh(lab2, r"""
 for vf in $(vfs); do echo $vf $(basename $(readlink /sys/bus/pci/devices/$vf/driver)); done

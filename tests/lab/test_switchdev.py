@@ -19,33 +19,11 @@ import time
 
 import pytest
 
-from vf_env import (PF_ID, RPING_PORT, addr, nsx, ping, vfs_up, wait_rdma_listener,
-                    wait_tcp_listener)
-
-BDF = f"$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')"
-
-
-def pf_dev(lab, host="h1"):
-    """(pci BDF, PF netdev name) of `host`'s adapter."""
-    out = lab.ssh(host, f"B={BDF}; echo $B $(ls /sys/bus/pci/devices/$B/net)").stdout.split()
-    return out[0], out[1]
-
-
-def mode(lab, bdf, host="h1"):
-    out = lab.ssh(host, f"devlink -j dev eswitch show pci/{bdf}").stdout
-    return json.loads(out)["dev"][f"pci/{bdf}"]["mode"]
-
-
-def set_mode(lab, bdf, m, host="h1", check=True):
-    return lab.ssh(host, f"devlink dev eswitch set pci/{bdf} mode {m} && udevadm settle -t 20",
-                   check=check)
-
-
-def reprs(lab, host="h1"):
-    """{phys_port_name: link} of the host's representors (ports pfNvfM)."""
-    links = json.loads(lab.ssh(host, "ip -j -d -s link show").stdout)
-    return {l["phys_port_name"]: l for l in links
-            if l.get("phys_port_name", "").startswith("pf") and "vf" in l["phys_port_name"]}
+from lib.perftest import RPING_PORT
+from lib.switchdev import (BRIDGE, UDP_RECV, UDP_SEND, filters, hw_packets, mode, pf_dev, reprs,
+                            set_mode)
+from lib.vf import addr, nsx, ping, vfs_up
+from lib.wait import wait_rdma_listener, wait_tcp_listener
 
 
 def test_switchdev_on_and_off_representors_follow_vfs(lab2):
@@ -93,16 +71,6 @@ def test_switchdev_on_and_off_representors_follow_vfs(lab2):
         # puts the device back to legacy and takes the representors along
         dmesg = lab2.ssh("h1", "dmesg").stdout
         assert "WARNING" not in dmesg and "BUG" not in dmesg, dmesg[-3000:]
-
-
-BRIDGE = r"""
-set -e
-ip link add br0 type bridge
-for d in %(ports)s; do ip link set $d master br0; ip link set $d up; done
-ip link set br0 up
-# STP off, forward delay 0: the bridge forwards at once
-ip link set br0 type bridge stp_state 0 forward_delay 0
-"""
 
 
 def test_slow_path_through_representors_and_a_bridge(lab2):
@@ -195,7 +163,6 @@ def test_teardown_with_rules_and_a_bridge(lab2):
         lab2.ssh("h1", "ip link del br0")
 
 
-
 def vf_mac(lab, host, vf):
     return lab.ssh(host, f"ip netns exec vf{vf} cat /sys/class/net/vfeth/address").stdout.strip()
 
@@ -256,28 +223,6 @@ def test_vlan_aware_bridge_offload(lab2):
 
 # --- tc flower offload (hw 2.3 rules) ------------------------------------
 
-UDP_RECV = r"""
-import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", int(sys.argv[1])))
-s.settimeout(0.5)
-n, end = 0, time.time() + float(sys.argv[2])
-while time.time() < end:
-    try:
-        s.recv(2048); n += 1
-    except socket.timeout:
-        pass
-print(n)
-"""
-
-UDP_SEND = r"""
-import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(int(sys.argv[3])):
-    s.sendto(b"x" * 100, (sys.argv[1], int(sys.argv[2]))); time.sleep(0.01)
-"""
-
-
 def udp_count(lab, host, rx_vf, tx_vf, dst, port, n=20):
     """Datagrams VF rx_vf receives on `port` of the `n` VF tx_vf sends to dst."""
     lab.ssh(host, f"cat > /tmp/urecv.py <<'EOF'\n{UDP_RECV}\nEOF\n"
@@ -295,18 +240,6 @@ def tc_class_sent(lab, host="h1"):
     out = lab.ssh(host, "cat /sys/kernel/debug/vfwarp_pf/*/qos_tc_stats").stdout
     return {int(m.group(1)): int(m.group(2))
             for m in re.finditer(r"^tc (\d+) .*sent_pkts (\d+)", out, re.M)}
-
-
-def filters(lab, dev, host="h1"):
-    out = lab.ssh(host, f"tc -s -j filter show dev {dev} ingress").stdout
-    return [f for f in json.loads(out or "[]") if "options" in f]
-
-
-def hw_packets(f):
-    for a in f["options"]["actions"]:
-        if "stats" in a:
-            return a["stats"].get("hw_packets", a["stats"]["packets"])
-    return None
 
 
 # The module's last tests share one bridged h1 (set up once, torn down at
@@ -475,7 +408,6 @@ def test_flower_rule_binds_the_adapters_rdma_traffic(bridged):
         assert rc == 0, out
     finally:
         lab2.ssh("h1", f"tc qdisc del dev {r0} clsact", check=False)
-
 
 
 def test_flower_vlan_push_and_pop(bridged):

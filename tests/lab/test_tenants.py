@@ -5,7 +5,7 @@ vfwarp_vf bound, ping and iperf3 across hosts, and verbs (rping, ib_write_bw)
 through the VFs with nothing of the host's own networking on the path.
 
 The tenant VMs are the ones the operator's playbook started (the session
-fixture `provisioned`, provisioned_env.py: under nested TCG a boot takes
+fixture `provisioned`, lib/provisioned.py: under nested TCG a boot takes
 minutes, one per session serves test_provisioning.py and this module): t1 on
 h1 and t2 on h2, each defined with an interface of tenant red's pool network
 `vfwarp-pool-red` (red's VFs 0 and 2, VLAN 200), so each started with VF 0,
@@ -18,10 +18,15 @@ import time
 
 import pytest
 
-from provisioned_env import FREE_VF, GUEST_MAC, GUESTS, HOSTS, NUM_VFS, RED, RED_VLAN
-from tenant_env import VF_ID, Host, Tenants, host_vf_line, vf_netdev
-from vf_env import PERF_PORT, RPING_PORT, wait_rdma_listener, wait_tcp_listener
+from lib.perftest import PERF_PORT, RPING_PORT
+from lib.pf import VF_ID
+from lib.provisioned import FREE_VF, GUEST_MAC, GUESTS, HOSTS, NUM_VFS, RED, RED_VLAN
+from lib.tenant import Host, Tenants, host_vf_line, vf_netdev
+from lib.wait import wait_rdma_listener, wait_tcp_listener
 from vfwarp_lab.tenants import hostdev_interface_xml, hostdev_xml, pool_interface_xml
+
+# tools/lab-tier's `provisioned` session: on the hosts site.yml leaves (conftest.py)
+pytestmark = pytest.mark.provisioned
 
 VLAN_A = 400                     # the live-attached VFs' (no tenant of the inventory has it)
 POOL = "vfwarp-pool-red"

@@ -1,7 +1,7 @@
 """iWARP verbs over VFs (issue 14): the adapter's RDMA engine behind each VF,
 the iWARP ib_device of vfwarp_vf and the rdma-core provider, driven by the
 standard tools (ibv_devinfo, rdma, rping, perftest) in the VFs' network
-namespaces (vf_env.py: h1 VF n is 10.77.0.1(n+1), h2 VF n 10.77.0.2(n+1)).
+namespaces (lib/vf.py: h1 VF n is 10.77.0.1(n+1), h2 VF n 10.77.0.2(n+1)).
 
 The hosts and VFs are set up once for the module; every test leaves the
 verbs processes it started stopped.
@@ -12,45 +12,17 @@ import time
 
 import pytest
 
-from vf_env import PERF_PORT, RPING_PORT, addr, nsx, perftest_runs, vfs_up, wait_rdma_listener
+from lib.perftest import PERF_PORT, perftest_runs
+from lib.pf import PF_BDF, PF_ID
+from lib.verbs import RES_KINDS, bg, ibdev_of, res_counts, res_summary, rping_pair, wait_listen
+from lib.vf import addr, nsx, vfs_up
+from lib.wait import wait_rdma_listener
 
 
 @pytest.fixture(scope="module")
 def verbs(lab2):
     with vfs_up(lab2):
         yield lab2
-
-
-def bg(lab, host, vf, cmd, log):
-    """Start `cmd` in VF `vf`'s namespace in the background (bounded by
-    timeout in cmd itself), output to `log` on the host."""
-    lab.ssh(host, f"ip netns exec vf{vf} setsid {cmd} >{log} 2>&1 </dev/null &")
-
-
-def rping_pair(lab, srv, cli, count=10):
-    """rping server on srv=(host, vf), client on cli; returns client output."""
-    sh, sv = srv
-    ch, cv = cli
-    ip = addr(sh, sv)
-    log = f"/tmp/rping-s-{sv}.log"
-    lab.ssh(sh, f"pkill -x rping; rm -f {log}", check=False)
-    bg(lab, sh, sv, f"timeout 120 rping -s -a {ip} -C {count} -v", log)
-    # a fixed second was not enough in CI on a host just powered back on: the
-    # client's connect was refused (ECONNREFUSED) before the server listened
-    wait_listen(lab, sh, sv, RPING_PORT, log, ip=ip)
-    r = nsx(lab, ch, cv, f"timeout 120 rping -c -a {ip} -C {count} -v -V", check=False,
-            timeout=180)
-    srv_out = lab.ssh(sh, f"cat {log}", check=False).stdout
-    if r.returncode == 0:   # the server prints its last lines as it exits
-        end = time.time() + 30
-        while srv_out.count("server ping data: rdma-ping-") < count and time.time() < end:
-            time.sleep(1)
-            srv_out = lab.ssh(sh, f"cat {log}", check=False).stdout
-    assert r.returncode == 0, f"rping client failed ({r.returncode}):\n{r.stdout}\n{r.stderr}\n" \
-                              f"server:\n{srv_out}\n{lab.ssh(ch, 'dmesg | tail -30').stdout}"
-    assert len(re.findall(r"^ping data: rdma-ping-\d+", r.stdout, re.M)) == count, r.stdout
-    assert srv_out.count("server ping data: rdma-ping-") == count, srv_out
-    return r.stdout
 
 
 def test_verbs_device_per_vf(verbs):
@@ -108,14 +80,6 @@ ALL_SIZES = [2 ** i for i in range(1, 24)]      # perftest -a: 2 B .. 8 MiB
 BW_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
 LAT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)"
                      r"\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
-
-
-def wait_listen(lab, host, vf, port, log, secs=30, ip=None):
-    """Wait until the rdma_cm server in VF `vf`'s namespace listens (on `ip`
-    when given): its listening cm_id shows in `rdma res` (the RNIC's TCP listen
-    is in the adapter, invisible to the guest's ss)."""
-    wait_rdma_listener(lambda cmd: lab.ssh(host, cmd, check=False), port, f"cat {log}",
-                       secs=secs, ip=ip, what=f"{host} vf{vf}")
 
 
 def perf(lab, tool, args, secs=240, srv=("h2", 0), cli=("h1", 0), client_wrap=""):
@@ -230,30 +194,8 @@ def test_kernel_bypass_few_syscalls(verbs):
     # the uverbs command path (ioctl/write on /dev/infiniband) is set-up only
     assert calls.get("ioctl", 0) + calls.get("write", 0) < 200, st
 
+
 # ---- rdma res: the VF device's objects while a verbs program runs ----------
-
-def ibdev_of(lab, host, vf):
-    """The ib_device on VF `vf`'s netdev."""
-    d = nsx(lab, host, vf, "ls /sys/class/net/vfeth/device/infiniband").stdout.split()
-    assert len(d) == 1, d
-    return d[0]
-
-
-RES_KINDS = ("pd", "cq", "qp", "mr", "cm_id", "ctx")
-
-
-def res_summary(out, dev):
-    """`dev`'s line of `rdma res show` (one per device): ({kind: count}, line)."""
-    m = re.search(rf"^\d+: {dev}: (.*)$", out, re.M)
-    assert m, out
-    counts = {k: int(v) for k, v in re.findall(r"\b(\w+) (\d+)\b", m.group(1))}
-    assert set(RES_KINDS) <= set(counts), out
-    return counts, m.group(0)
-
-
-def res_counts(lab, host, dev):
-    return res_summary(lab.ssh(host, "rdma res show").stdout, dev)
-
 
 def res_snapshot(lab, host, dev):
     """`rdma res show` of `dev` in one ssh round trip: (counts, summary
@@ -383,9 +325,8 @@ def test_rdma_tos_puts_the_qp_in_a_class(verbs):
     device's TCP), which h1's adapter maps to priority 5 (dcb app, trust
     dscp) and class 5 (ETS prio-tc identity): its frames are counted in
     class 5 at the uplink, the same run without --tos in class 0."""
-    pf = verbs.ssh("h1", "ls /sys/bus/pci/devices/$(lspci -D -n -d 1234:f0a0 | "
-                         "awk 'NR==1{print $1}')/net").stdout.strip()
-    bdf = verbs.ssh("h1", "lspci -D -n -d 1234:f0a0 | awk 'NR==1{print $1}'").stdout.strip()
+    pf = verbs.ssh("h1", f"ls /sys/bus/pci/devices/{PF_BDF}/net").stdout.strip()
+    bdf = verbs.ssh("h1", f"lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}'").stdout.strip()
     # a line rate that schedules (and counts) without limiting anything
     verbs.ssh("h1", f"devlink dev param set pci/{bdf} name line_rate_kbps value 1000000 "
                     f"cmode runtime && dcb app add dev {pf} dscp-prio 46:5 && "

@@ -7,7 +7,7 @@ out of bounds, missing right) must fail the RFC's way with the target memory
 unchanged; and a second process ringing the SQ doorbell of the client's QP
 through its own doorbell page must be refused (db_refused grows).
 
-Server and client run in the VFs' namespaces (vf_env.py), each bounded by
+Server and client run in the VFs' namespaces (lib/vf.py), each bounded by
 timeout; the hosts and VFs are set up once for the module.
 """
 import re
@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from vf_env import addr, nsx, rdma_counter, vfs_up
+from lib.vf import addr, nsx, rdma_counter, vfs_up
 from vfwarp_lab.paths import guest_share_dir
 
 TOOL = "/mnt/vfwarp/tools/vfw_verbs_check"

@@ -13,11 +13,9 @@ host without VFs or the module, also on failure.
 import contextlib
 import re
 
-from vfwarp_lab.paths import guest_share_dir
+from lib.pf import PF_BDF, PF_ID, PF_KO, require_modules
 
-PF_ID = "1234:f0a0"
 HOST = "h1"
-MOD = "/mnt/vfwarp/modules/vfwarp_pf.ko"
 NUM_VFS = 4
 
 
@@ -28,10 +26,10 @@ def ssh(lab, cmd, check=True):
 @contextlib.contextmanager
 def pf_netdev(lab, num_vfs=NUM_VFS):
     """Load vfwarp_pf, create num_vfs VFs; yields (pci address, netdev)."""
-    assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
+    require_modules("vfwarp_pf.ko")
     # settled: udev renames the new netdev (eth0 -> enp1s0) after insmod
     # returns; a name read before that is gone by the next command (CI)
-    ssh(lab, f"dmesg -C; insmod {MOD}; udevadm settle -t 60")
+    ssh(lab, f"dmesg -C; insmod {PF_KO}; udevadm settle -t 60")
     try:
         pf = ssh(lab, f"lspci -D -n -d {PF_ID}").stdout.split()[0]
         dev = ssh(lab, f"ls /sys/bus/pci/devices/{pf}/net").stdout.split()[0]
@@ -41,7 +39,7 @@ def pf_netdev(lab, num_vfs=NUM_VFS):
         yield pf, dev
     finally:
         ssh(lab, f"""
-D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
+D=/sys/bus/pci/devices/{PF_BDF}
 [ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
 rmmod vfwarp_pf 2>/dev/null; true""", check=False)
         assert "vfwarp_pf" not in ssh(lab, "lsmod").stdout

@@ -3,13 +3,14 @@ with TX/RX rings, MSI-X and NAPI, forwarded by the adapter's switch between
 VFs of one host (hairpin) and over the lab wire between hosts.
 
 Each host of the session's lab2 gets 2 VFs, each VF netdev in its own
-network namespace (vf_env.py). Every test loads the modules and leaves the
+network namespace (lib/vf.py). Every test loads the modules and leaves the
 hosts as it found them, also on failure.
 """
 import json
 
-from vf_env import (RPING_PORT, addr, eventually, mac_of, nsx, pf_netdev, ping, raw_send, stats,
-                    vfs_up, wait_rdma_listener, wait_tcp_listener)
+from lib.perftest import RPING_PORT
+from lib.vf import addr, mac_of, nsx, pf_netdev, ping, raw_send, stats, vfs_up
+from lib.wait import eventually, wait_rdma_listener, wait_tcp_listener
 
 # Mbit/s for the max_tx_rate test. TCG reaches ~50 on a quiet machine; the
 # shaper's burst (16 KiB, vswitch/src/sched.c) covers 13 ms of stall at this

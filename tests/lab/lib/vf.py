@@ -6,106 +6,11 @@ also on failure. Plus small helpers to run commands in those namespaces.
 """
 import contextlib
 import re
-import time
 
-import pytest
-
-from vfwarp_lab.paths import guest_share_dir
+from .pf import MODS, PF_BDF, PF_ID, require_modules
 
 HOSTS = ("h1", "h2")
 NVF = 2
-PF_ID = "1234:f0a0"
-MODS = "/mnt/vfwarp/modules"
-
-
-# perftest turns TSC cycles into rates with a clock rate it samples at each
-# report (get_clock.c): 200 rdtsc/gettimeofday pairs and a linear fit. When
-# the fit is poor (r^2 < 0.9: on a loaded TCG host the process was descheduled
-# between the two reads of a pair) it prints this line and the clock rate is
-# 0: with -F it then reports every rate of that run as 0.00 (a latency as inf)
-# instead of stopping. The transfer itself is not at fault; the run is
-# repeated (perftest_tries runs at most).
-PERFTEST_UNCALIBRATED = "Correlation coefficient r^2"
-PERFTEST_TRIES = 3
-
-
-def perftest_runs(run, what):
-    """run() returns (result, what perftest printed that may hold its
-    PERFTEST_UNCALIBRATED line); run again while it does, PERFTEST_TRIES runs
-    at most (then pytest.fail). Returns the result of the last run."""
-    for attempt in range(1, PERFTEST_TRIES + 1):
-        result, said = run()
-        if PERFTEST_UNCALIBRATED not in said:
-            return result
-        print(f"\n{what}, run {attempt}: perftest could not sample its clock "
-              f"({PERFTEST_UNCALIBRATED} < 0.9), its figures are not measurements")
-    pytest.fail(f"{what}: perftest could not sample its clock in {PERFTEST_TRIES} runs:\n{said}")
-
-
-def eventually(check, secs=20, every=0.3):
-    """check() until it returns true, `secs` at most; its last value. For
-    what the hosts do asynchronously (a mailbox request the PF serves, a
-    carrier change): a fixed pause is too short when the other lab session
-    loads the machine and too long when it does not."""
-    end = time.monotonic() + secs
-    while True:
-        got = check()
-        if got or time.monotonic() > end:
-            return got
-        time.sleep(every)
-
-
-# the rdma_cm ports rping and perftest listen on unless told otherwise
-RPING_PORT = 7174
-PERF_PORT = 18515
-
-
-def wait_rdma_listener(run, port, log_cmd, secs=30, ip=None, what="the server"):
-    """Wait until an rdma_cm server listens on `port` (on `ip` when given):
-    its listening cm_id shows in `rdma res` (vfwarp's TCP listen is in the
-    adapter, invisible to the machine's ss). A client started before that is
-    refused (RDMA_CM_EVENT_REJECTED, -111), and how long a server takes to get
-    there depends on the load (a tenant VM under nested TCG beside the other
-    lab session: over 3 s). `run(cmd)` runs a shell command where the server
-    runs and returns its CompletedProcess; on timeout the test fails with the
-    output of `log_cmd` (the server's log)."""
-    src = re.escape(ip) if ip else r"\S+"
-    listening = re.compile(rf"state LISTEN .* src-addr {src}:{port}\b")
-    wait_for_listener(run, "rdma res show cm_id", listening.search, port, log_cmd, secs, what)
-
-
-def wait_tcp_listener(run, port, log_cmd, secs=30, what="the server"):
-    """Like wait_rdma_listener for a server on the machine's own TCP (iperf3,
-    siw's rdma_cm): its socket shows in `ss -ltn` (run it in the server's
-    network namespace)."""
-    wait_for_listener(run, f"ss -ltnH 'sport = :{port}'", str.strip, port, log_cmd, secs, what)
-
-
-def start_server(lab, host, cmd, port, log, secs, ns=None, rdma=True):
-    """Start server `cmd` on `host` in the background (in network namespace
-    `ns` when given), bounded by `secs`, its output to `log`; return its pid
-    once it listens on `port`: an rdma_cm listener (`rdma`, vfwarp's is in
-    the adapter) or a TCP socket of the host's own stack (siw's). If it does
-    not listen, it is killed and the test fails with its log."""
-    inns = f"ip netns exec {ns} " if ns else ""
-    pid = lab.ssh(host, f"{inns}setsid timeout {secs} {cmd} >{log} 2>&1 </dev/null & "
-                        "echo $!").stdout.strip()
-    try:
-        if rdma:
-            wait_rdma_listener(lambda c: lab.ssh(host, c, check=False), port, f"cat {log}",
-                               what=f"{host}: {cmd}")
-        else:
-            wait_tcp_listener(lambda c: lab.ssh(host, inns + c, check=False), port,
-                              f"cat {log}", what=f"{host}: {cmd}")
-    except BaseException:
-        lab.ssh(host, f"kill {pid}", check=False)
-        raise
-    return pid
-
-
-def wait_for_listener(run, probe, listening, port, log_cmd, secs, what):
-    if not eventually(lambda: listening(run(probe).stdout), secs):
-        pytest.fail(f"{what} does not listen on {port} after {secs} s:\n" + run(log_cmd).stdout)
 
 
 def addr(host, vf):
@@ -154,11 +59,6 @@ true
 """ % {"pf": PF_ID}
 
 
-def require_modules():
-    for m in ("vfwarp_pf.ko", "vfwarp_vf.ko"):
-        assert (guest_share_dir() / "modules" / m).exists(), "run 'make modules' first"
-
-
 def unload_all(lab, hosts):
     """Namespaces, VFs and both modules gone from `hosts`, and checked."""
     for h in hosts:
@@ -178,7 +78,7 @@ def setup_host(lab, host, vf_args="", n=NVF):
 
 @contextlib.contextmanager
 def vfs_up(lab, hosts=HOSTS, vf_args=""):
-    require_modules()
+    require_modules("vfwarp_pf.ko", "vfwarp_vf.ko")
     try:
         for h in hosts:
             setup_host(lab, h, vf_args)
@@ -219,7 +119,7 @@ def rdma_counter(lab, host, vf, name):
 
 
 def pf_netdev(lab, host):
-    return lab.ssh(host, f"ls /sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')/net "
+    return lab.ssh(host, f"ls /sys/bus/pci/devices/{PF_BDF}/net "
                          "2>/dev/null", check=False).stdout.strip()
 
 

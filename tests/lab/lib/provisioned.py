@@ -15,7 +15,9 @@ from pathlib import Path
 
 from vfwarp_lab.paths import guest_share_dir
 
-TOP = Path(__file__).resolve().parents[2]
+from .pf import require_modules
+
+TOP = Path(__file__).resolve().parents[3]
 PROV = TOP / "provisioning"
 HOSTS = ("h1", "h2")
 GUESTS = ("t1", "t2")            # inventory/group_vars/vfwarp_lab.yml: t<index> on h<index>
@@ -24,7 +26,6 @@ RED = (0, 2)                     # tenant red's VFs: the guests' pool
 RED_VLAN = 200
 FREE_VF = 4                      # in no tenant of the inventory
 PF = "enp1s0"
-PF_ID = "1234:f0a0"
 NUM_VFS = 8
 
 # what site.yml and the tests set up, undone (also `make demo` step 10)
@@ -69,7 +70,7 @@ def provision(lab):
     """Hosts made bare, then site.yml with the guests (their nested boot:
     3-6 minutes, the role waits up to 20); returns Provisioned. The run's
     success is not asserted here: its test does, with the output."""
-    assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
+    require_modules("vfwarp_pf.ko")
     assert (guest_share_dir() / "tenant" / "key").exists(), "run 'make tenant' first"
     ansible_bin = install_ansible()
     bare(lab)

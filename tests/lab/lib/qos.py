@@ -9,11 +9,9 @@ import contextlib
 import json
 import re
 
-from vfwarp_lab.paths import guest_share_dir
+from .pf import PF_BDF, PF_KO, require_modules
 
-PF_ID = "1234:f0a0"
 HOST = "h1"
-MOD = "/mnt/vfwarp/modules/vfwarp_pf.ko"
 MBIT = 125000  # bytes/s: devlink rates are bytes/s, ip link's Mbit/s
 
 
@@ -127,19 +125,19 @@ dcb app flush dev $N
 
 @contextlib.contextmanager
 def pf_loaded(lab, num_vfs=2):
-    assert (guest_share_dir() / "modules" / "vfwarp_pf.ko").exists(), "run 'make modules' first"
+    require_modules("vfwarp_pf.ko")
     try:
         # udev renames the netdev (eth0 -> enp1s0): settle before naming it.
-        out = ssh(lab, f"""set -e; dmesg -C; insmod {MOD}; udevadm settle -t 20 || true
+        out = ssh(lab, f"""set -e; dmesg -C; insmod {PF_KO}; udevadm settle -t 20 || true
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-B=$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
+B={PF_BDF}
 {RESET % {"bdf": "$B"}}
 [ {num_vfs} = 0 ] || echo {num_vfs} > /sys/bus/pci/devices/$B/sriov_numvfs
 echo $B $(ls /sys/bus/pci/devices/$B/net)""").stdout.split()
         yield Pf(lab, out[-2], out[-1])
     finally:
         log = ssh(lab, f"""
-D=/sys/bus/pci/devices/$(lspci -D -n -d {PF_ID} | awk 'NR==1{{print $1}}')
+D=/sys/bus/pci/devices/{PF_BDF}
 [ -d /sys/module/vfwarp_pf ] && {{ {RESET % {"bdf": "$(basename $D)"}} }}
 [ -d /sys/module/vfwarp_pf ] && echo 0 > $D/sriov_numvfs
 rmmod vfwarp_pf 2>/dev/null; dmesg; echo @@lsmod; lsmod""", check=False).stdout

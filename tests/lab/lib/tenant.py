@@ -1,28 +1,23 @@
 """What the tenant-VM lab tests (test_tenants.py) need of the provisioned
-hosts (provisioned_env.py: site.yml left each host with vfwarp_pf, 8 VFs, the
+hosts (lib/provisioned.py: site.yml left each host with vfwarp_pf, 8 VFs, the
 inventory's tenants and a tenant VM, t1 on h1 and t2 on h2, holding VF 0 of
 tenant red's pool network): each host's PF and VFs by PCI address, the tenant
 VMs reached by ssh through their host (lab/vfwarp_lab/tenants.py), and reads
 of the VF netdevs inside them.
 """
 import re
-import sys
-from pathlib import Path
 
-from provisioned_env import PF_ID
+from vfwarp_lab.tenants import Tenants  # noqa: F401 (the tests' handle on the VMs)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab"))
-from vfwarp_lab.tenants import Tenants  # noqa: E402,F401
-
-VF_ID = "1234:f0a1"
+from .pf import PF_BDF
 
 
 class Host:
     """What a test needs of a host: its PF and VFs by PCI address."""
 
     def __init__(self, lab, name):
-        out = lab.ssh(name, "PF=$(lspci -D -n -d %s | awk 'NR==1{print $1}'); "
-                            "echo $PF $(ls /sys/bus/pci/devices/$PF/net)" % PF_ID).stdout
+        out = lab.ssh(name, f"PF={PF_BDF}; "
+                            "echo $PF $(ls /sys/bus/pci/devices/$PF/net)").stdout
         self.name = name
         self.pf, self.pf_netdev = out.split()[-2:]
 

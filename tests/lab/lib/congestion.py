@@ -1,6 +1,6 @@
 """Shared by the congestion lab tests (test_congestion.py): h1's uplink
 with a line rate its VFs' iperf3 flows can fill, and the flows, pings and
-counters measured through it. The VFs are those of vf_env.vfs_up (h1 VF n
+counters measured through it. The VFs are those of lib.vf.vfs_up (h1 VF n
 sends to h2 VF n: 10.77.0.1(n+1) -> 10.77.0.2(n+1)).
 
 Why 12 Mbit/s: one VF-to-VF TCP flow under TCG reached 20-30 Mbit/s with no
@@ -12,8 +12,10 @@ import re
 
 import pytest
 
-from vf_env import addr, wait_tcp_listener
-from qos_env import PF_ID, RESET, ssh
+from .pf import PF_ID
+from .qos import RESET, ssh
+from .vf import addr
+from .wait import wait_tcp_listener
 
 LINE_MBIT = 12
 # TCP payload per byte the device counts: a full segment is 1448 bytes of
@@ -42,7 +44,7 @@ class Uplink:
 
     def reset(self):
         """The device's QoS defaults: no line rate, classes, app table and
-        trust as after a PF reset (qos_env.RESET), the VF leaves without
+        trust as after a PF reset (lib.qos.RESET), the VF leaves without
         rates under the root, no nodes; checked in the device."""
         d = self.dl
         leaves = "; ".join(f"devlink port function rate set {d}/{i} noparent; "
