@@ -97,6 +97,17 @@ struct vfw_admin_ops {
      * commands (2.2, 0x03xx, admin_esw.c) set and read the same data
      * path's mode; NULL: UNSUPPORTED. */
     struct vfw_dp *qos_dp;
+    /* Optional: VF vf's config changed, at the moment it changed: a
+     * command committed it (gen bumped), or NumVFs dropped below the VF
+     * and its config went back to the defaults. The adapter object
+     * (vfw_adapter.h) applies it to the data path and the RDMA engine's
+     * MAC right there; NULL: nobody is told (the config is only read). */
+    void (*vf_cfg_changed)(void *opaque, unsigned vf,
+                           const struct vfw_vf_cfg *c);
+    /* Optional: fill VF vf's counters just before GET_VF_STATS answers
+     * (the data path counts; the admin queue only reports). NULL: the
+     * counters are what vfw_admin_vf_stats() was given. */
+    void (*vf_stats)(void *opaque, unsigned vf, struct vfw_vf_stats *st);
 };
 
 struct vfw_admin {

@@ -64,6 +64,9 @@ void vfw_admin_set_num_vfs(struct vfw_admin *a, uint16_t num_vfs)
     for (unsigned i = n; i < a->num_vfs && i < VFW_FUNC_MAX_VFS; i++) {
         vf_cfg_default(&a->vf[i]);
         admin_qos_vf_gone(a, i);
+        if (a->ops.vf_cfg_changed) {
+            a->ops.vf_cfg_changed(a->ops.opaque, i, &a->vf[i]);
+        }
     }
     a->num_vfs = n;
 }
@@ -154,6 +157,9 @@ void admin_vf_commit(struct vfw_admin *a, uint16_t vf,
 
         *c = *n;
         c->gen = gen + 1;
+        if (a->ops.vf_cfg_changed) {
+            a->ops.vf_cfg_changed(a->ops.opaque, vf, c);
+        }
     }
 }
 
@@ -411,6 +417,9 @@ uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
         if (!vf_ok(a, vf)) {
             st = VFW_AQ_S_BAD_VF;
             break;
+        }
+        if (a->ops.vf_stats) {
+            a->ops.vf_stats(a->ops.opaque, vf, &a->stats[vf]);
         }
         s = &a->stats[vf];
         st64(d + P(vfw_aq_vf_stats, rx_packets), s->rx_packets);

@@ -1,20 +1,27 @@
 /*
  * vfwarp PF: QEMU glue for the emulated SR-IOV iWARP adapter.
  *
- * This file is only the QEMU side (PCI config, BARs, MSI-X, SR-IOV, the
- * uplink netdev); device behaviour belongs in adapter/ and vswitch/, which
- * know nothing of QEMU (the igb.c vs igb_core.c split): the register files
- * of the PF and its VFs live in adapter/src/func.c. The PF has BAR0 (the
- * identification block of include/vfwarp/vfwarp_regs.h), BAR2 (MSI-X),
- * BAR4 (RDMA doorbells, include/vfwarp/vfwarp_rdma.h; every VF has one too),
- * FLR, ARI and the SR-IOV capability for up to VFW_SRIOV_TOTAL_VFS VFs
- * (vfwarp_vf.c) on its own bus; the uplink only counts frames so far.
+ * This file is only the QEMU side: PCI config, BARs, MSI-X, SR-IOV, the
+ * uplink netdev, and the host ops of the adapter object (DMA as the
+ * requesting function, MSI-X, the wire, the virtual clock, one timer, a
+ * bottom half). Device behaviour lives in adapter/ (vfw_adapter.h) and
+ * vswitch/, which know nothing of QEMU (the igb.c vs igb_core.c split).
+ * The PF has BAR0 (include/vfwarp/vfwarp_regs.h), BAR2 (MSI-X), BAR4 (RDMA
+ * doorbells, include/vfwarp/vfwarp_rdma.h; every VF has one too), FLR, ARI
+ * and the SR-IOV capability for up to VFW_SRIOV_TOTAL_VFS VFs
+ * (vfwarp_vf.c) on its own bus.
+ *
+ * Re-entrancy: the adapter's runs (vfw_adapter_run) come only from a bottom
+ * half guarded by the PF's mem_reentrancy_guard, so a DMA aimed at the
+ * PF's own BARs is refused by the memory core; the adapter itself refuses
+ * RDMA registers and doorbells reached through a VF's BAR during a run.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
 #include "qemu/module.h"
 #include "qemu/log.h"
+#include "qemu/main-loop.h"
 #include "qapi/error.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
@@ -25,77 +32,147 @@
 #include "net/net.h"
 #include "migration/vmstate.h"
 
+#include "vfwarp/vfwarp_admin.h"
 #include "vfwarp/vfwarp_regs.h"
 #include "vfwarp/vfwarp_rdma.h"
 #include "vfwarp.h"
-#include "vfw_rnic.h"
 
 /* Extended capabilities: ARI first (0x100), then SR-IOV. */
 #define VFWARP_ARI_OFFSET    0x100
 #define VFWARP_SRIOV_OFFSET  0x160
 
-uint64_t vfwarp_func_mmio_read(VfwarpPFState *s, struct vfw_func *f,
-                               hwaddr addr, unsigned size)
-{
-    uint32_t val;
+/* ---- the adapter's host ops ---------------------------------------------- */
 
-    if (vfwarp_dp_owns(addr)) {
-        return vfwarp_dp_mmio_read(s, f, addr, size);
+/* The PCI function behind function number fn; NULL for a VF that is not
+ * enabled (NumVFs with VF Enable) or does not exist. */
+static PCIDevice *vfwarp_fn_dev(VfwarpPFState *s, unsigned fn)
+{
+    PCIDevice *pf = PCI_DEVICE(s);
+
+    if (fn == 0) {
+        return pf;
     }
-    if (vfw_rnic_owns(addr)) {
-        return vfwarp_rnic_mmio_read(s, f, addr, size);
+    if (fn - 1 >= pcie_sriov_num_vfs(pf)) {
+        return NULL;
     }
-    if (vfw_mbox_owns(addr)) {
-        if (!vfw_mbox_read(&s->mbox, vfwarp_fn_number(f), addr, size, &val)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte mailbox read at "
-                          "0x%" HWADDR_PRIx " ignored\n", size, addr);
-        }
-        return val;
+    return pcie_sriov_get_vf_at_index(pf, fn - 1);
+}
+
+static int vfwarp_dma_read(void *ctx, unsigned fn, uint64_t addr, void *buf,
+                           size_t len)
+{
+    PCIDevice *d = vfwarp_fn_dev(ctx, fn);
+
+    return !d || pci_dma_read(d, addr, buf, len) != MEMTX_OK;
+}
+
+static int vfwarp_dma_write(void *ctx, unsigned fn, uint64_t addr,
+                            const void *buf, size_t len)
+{
+    PCIDevice *d = vfwarp_fn_dev(ctx, fn);
+
+    return !d || pci_dma_write(d, addr, buf, len) != MEMTX_OK;
+}
+
+static void vfwarp_irq(void *ctx, unsigned fn, unsigned vector)
+{
+    PCIDevice *d = vfwarp_fn_dev(ctx, fn);
+
+    /* The vector may come from a guest-written register: check it against
+     * this function's table. */
+    if (d && msix_enabled(d) && vector < d->msix_entries_nr) {
+        msix_notify(d, vector);
     }
-    if (!vfw_func_read(&s->fn, f, addr, size, &val)) {
+}
+
+static void vfwarp_uplink_tx(void *ctx, const uint8_t *frame, size_t len)
+{
+    VfwarpPFState *s = ctx;
+
+    if (s->nic) {
+        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+    }
+}
+
+static uint64_t vfwarp_now(void *ctx)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static void vfwarp_timer_req(void *ctx, uint64_t when)
+{
+    VfwarpPFState *s = ctx;
+
+    timer_mod(s->timer, (int64_t)MIN(when, (uint64_t)INT64_MAX));
+}
+
+static void vfwarp_kick(void *ctx)
+{
+    VfwarpPFState *s = ctx;
+
+    qemu_bh_schedule(s->bh);
+}
+
+static const struct vfw_adapter_ops vfwarp_adapter_ops = {
+    .dma_read = vfwarp_dma_read,
+    .dma_write = vfwarp_dma_write,
+    .irq = vfwarp_irq,
+    .uplink_tx = vfwarp_uplink_tx,
+    .now_ns = vfwarp_now,
+    .timer = vfwarp_timer_req,
+    .kick = vfwarp_kick,
+};
+
+static void vfwarp_bh(void *opaque)
+{
+    VfwarpPFState *s = opaque;
+
+    vfw_adapter_run(s->adapter);
+}
+
+static void vfwarp_timer_cb(void *opaque)
+{
+    VfwarpPFState *s = opaque;
+
+    vfw_adapter_timer(s->adapter);
+}
+
+/* ---- BARs ------------------------------------------------------------------ */
+
+uint64_t vfwarp_bar0_read(VfwarpPFState *s, unsigned fn, hwaddr addr,
+                          unsigned size)
+{
+    uint32_t val = 0;
+
+    if (!vfw_adapter_bar0_read(s->adapter, fn, addr, size, &val)) {
         qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte read at 0x%"
-                      HWADDR_PRIx " ignored\n", size, addr);
+                      HWADDR_PRIx " of function %u ignored\n", size, addr, fn);
     }
     return val;
 }
 
-void vfwarp_func_mmio_write(VfwarpPFState *s, struct vfw_func *f,
-                            hwaddr addr, uint64_t val, unsigned size)
+void vfwarp_bar0_write(VfwarpPFState *s, unsigned fn, hwaddr addr,
+                       uint64_t val, unsigned size)
 {
-    if (vfwarp_dp_owns(addr)) {
-        vfwarp_dp_mmio_write(s, f, addr, val, size);
-        return;
-    }
-    if (vfw_rnic_owns(addr)) {
-        vfwarp_rnic_mmio_write(s, f, addr, val, size);
-        return;
-    }
-    if (vfw_mbox_owns(addr)) {
-        if (!vfw_mbox_write(&s->mbox, vfwarp_fn_number(f), addr, val, size)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte mailbox write at "
-                          "0x%" HWADDR_PRIx " ignored\n", size, addr);
-        }
-        return;
-    }
-    if (!vfw_func_write(&s->fn, f, addr, val, size)) {
+    if (!vfw_adapter_bar0_write(s->adapter, fn, addr, val, size)) {
         qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte write at 0x%"
-                      HWADDR_PRIx " ignored\n", size, addr);
+                      HWADDR_PRIx " of function %u ignored\n", size, addr,
+                      fn);
+    }
+}
+
+void vfwarp_doorbell(VfwarpPFState *s, unsigned fn, hwaddr addr,
+                     uint64_t val, unsigned size)
+{
+    if (!vfw_adapter_doorbell(s->adapter, fn, addr, val, size)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: doorbell write at 0x%"
+                      HWADDR_PRIx " of function %u ignored\n", addr, fn);
     }
 }
 
 static uint64_t vfwarp_pf_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
-    VfwarpPFState *s = opaque;
-    uint32_t val;
-
-    if (vfw_admin_owns(addr)) {
-        if (!vfw_admin_read(&s->admin, addr, size, &val)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte admin read at 0x%"
-                          HWADDR_PRIx " ignored\n", size, addr);
-        }
-        return val;
-    }
-    return vfwarp_func_mmio_read(s, vfw_func_pf(&s->fn), addr, size);
+    return vfwarp_bar0_read(opaque, 0, addr, size);
 }
 
 static void vfwarp_pf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
@@ -103,49 +180,9 @@ static void vfwarp_pf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 {
     VfwarpPFState *s = opaque;
 
-    if (vfw_admin_owns(addr)) {
-        /* The device checks VF indices against NumVFs as it is now. */
-        vfw_admin_set_num_vfs(&s->admin, pcie_sriov_num_vfs(PCI_DEVICE(s)));
-        if (!vfw_admin_write(&s->admin, addr, val, size)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "vfwarp: %u-byte admin write at 0x%"
-                          HWADDR_PRIx " ignored\n", size, addr);
-        }
-        return;
-    }
-    vfwarp_func_mmio_write(s, vfw_func_pf(&s->fn), addr, val, size);
-}
-
-/* BAR4 of the PF: doorbell pages (write-only; reads return 0). */
-static uint64_t vfwarp_pf_db_read(void *opaque, hwaddr addr, unsigned size)
-{
-    return 0;
-}
-
-static void vfwarp_pf_db_write(void *opaque, hwaddr addr, uint64_t val,
-                               unsigned size)
-{
-    vfwarp_rnic_doorbell(opaque, 0, addr, val, size);
-}
-
-static const MemoryRegionOps vfwarp_pf_db_ops = {
-    .read = vfwarp_pf_db_read,
-    .write = vfwarp_pf_db_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .impl = { .min_access_size = 1, .max_access_size = 8 },
-    .valid = { .min_access_size = 1, .max_access_size = 8 },
-};
-
-/* Mailbox interrupts: the PF's request vector or a VF's reply vector. */
-static void vfwarp_mbox_irq(void *opaque, unsigned fn, unsigned vector)
-{
-    VfwarpPFState *s = opaque;
-    PCIDevice *pf = PCI_DEVICE(s);
-    PCIDevice *d = fn == 0 ? pf : fn - 1 < pcie_sriov_num_vfs(pf) ?
-                   pcie_sriov_get_vf_at_index(pf, fn - 1) : NULL;
-
-    if (d && msix_enabled(d) && vector < d->msix_entries_nr) {
-        msix_notify(d, vector);
-    }
+    /* The device checks VF indices against NumVFs as it is now. */
+    vfw_adapter_set_num_vfs(s->adapter, pcie_sriov_num_vfs(PCI_DEVICE(s)));
+    vfwarp_bar0_write(s, 0, addr, val, size);
 }
 
 static const MemoryRegionOps vfwarp_pf_mmio_ops = {
@@ -156,27 +193,34 @@ static const MemoryRegionOps vfwarp_pf_mmio_ops = {
     .valid = { .min_access_size = 1, .max_access_size = 8 },
 };
 
-/* Admin queue DMA: the PF's bus master address space only. */
-static int vfwarp_pf_admin_dma_read(void *opaque, uint64_t addr, void *buf,
-                                    size_t len)
+/* BAR4 of the PF: doorbell pages (write-only; reads return 0). */
+static uint64_t vfwarp_pf_db_read(void *opaque, hwaddr addr, unsigned size)
 {
-    return pci_dma_read(PCI_DEVICE(opaque), addr, buf, len) != MEMTX_OK;
+    return 0;
 }
 
-static int vfwarp_pf_admin_dma_write(void *opaque, uint64_t addr,
-                                     const void *buf, size_t len)
+static void vfwarp_pf_db_write(void *opaque, hwaddr addr, uint64_t val,
+                               unsigned size)
 {
-    return pci_dma_write(PCI_DEVICE(opaque), addr, buf, len) != MEMTX_OK;
+    vfwarp_doorbell(opaque, 0, addr, val, size);
 }
 
-/* Uplink receive: no data path yet, the frame is only counted. */
+static const MemoryRegionOps vfwarp_pf_db_ops = {
+    .read = vfwarp_pf_db_read,
+    .write = vfwarp_pf_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+};
+
+/* ---- the uplink ------------------------------------------------------------ */
+
 static ssize_t vfwarp_pf_receive(NetClientState *nc, const uint8_t *buf,
                                  size_t size)
 {
     VfwarpPFState *s = qemu_get_nic_opaque(nc);
 
-    vfw_func_uplink_rx(&s->fn);
-    vfwarp_dp_uplink_rx(s, buf, size);
+    vfw_adapter_uplink_rx(s->adapter, buf, size);
     return size;
 }
 
@@ -186,13 +230,15 @@ static NetClientInfo vfwarp_pf_net_info = {
     .receive = vfwarp_pf_receive,
 };
 
+/* ---- PCI ------------------------------------------------------------------- */
+
 static void vfwarp_pf_write_config(PCIDevice *dev, uint32_t addr,
                                    uint32_t val, int len)
 {
     pci_default_write_config(dev, addr, val, len);
     pcie_cap_flr_write_config(dev, addr, val, len);
     /* VF Enable / NumVFs: removed VFs lose their admin config. */
-    vfw_admin_set_num_vfs(&VFWARP_PF(dev)->admin, pcie_sriov_num_vfs(dev));
+    vfw_adapter_set_num_vfs(VFWARP_PF(dev)->adapter, pcie_sriov_num_vfs(dev));
 }
 
 static void vfwarp_pf_cleanup_msix(PCIDevice *pdev)
@@ -209,6 +255,7 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
 {
     VfwarpPFState *s = VFWARP_PF(pdev);
     DeviceState *dev = DEVICE(pdev);
+    const char *why = NULL;
 
     if (s->total_vfs > VFW_SRIOV_TOTAL_VFS) {
         error_setg(errp, "vfwarp: total-vfs must be at most %d",
@@ -216,31 +263,25 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
-    if (vfw_func_dev_init(&s->fn, s->conf.macaddr.a, s->total_vfs)) {
-        error_setg(errp, "vfwarp: cannot set up the function table");
-        return;
-    }
-    if (!vfwarp_dp_init(s, errp)) {
-        return;
-    }
-    if (!vfwarp_rnic_init(s, errp)) {
-        vfwarp_dp_exit(s);
-        return;
-    }
-    if (vfw_admin_init(&s->admin, &(struct vfw_admin_ops) {
-                           .dma_read = vfwarp_pf_admin_dma_read,
-                           .dma_write = vfwarp_pf_admin_dma_write,
-                           .rdma_quota_set = vfwarp_rnic_quota_set,
-                           .rdma_quota_get = vfwarp_rnic_quota_get,
-                           .qos_dp = vfwarp_dp_core(s),
-                           .opaque = s }, s->total_vfs)) {
-        error_setg(errp, "vfwarp: cannot set up the admin queue");
-        return;
-    }
-    if (vfw_mbox_init(&s->mbox, &(struct vfw_mbox_ops) {
-                          .irq = vfwarp_mbox_irq, .opaque = s },
-                      s->total_vfs)) {
-        error_setg(errp, "vfwarp: cannot set up the mailbox");
+    /* The bottom half and the timer exist before the adapter may ask. */
+    s->bh = qemu_bh_new_guarded(vfwarp_bh, s,
+                                &DEVICE(s)->mem_reentrancy_guard);
+    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vfwarp_timer_cb, s);
+    s->adapter = vfw_adapter_create(&vfwarp_adapter_ops, s,
+                                    s->conf.macaddr.a, s->total_vfs,
+                                    s->line_rate, &why);
+    if (!s->adapter) {
+        if (s->line_rate && (s->line_rate < VFW_QOS_LINE_MIN ||
+                             s->line_rate > VFW_QOS_LINE_MAX)) {
+            error_setg(errp, "vfwarp: line-rate must be 0 (none) or "
+                       "%llu..%llu bits/s",
+                       (unsigned long long)VFW_QOS_LINE_MIN,
+                       (unsigned long long)VFW_QOS_LINE_MAX);
+        } else {
+            error_setg(errp, "vfwarp: %s", why);
+        }
+        timer_free(s->timer);
+        qemu_bh_delete(s->bh);
         return;
     }
 
@@ -300,8 +341,7 @@ static void vfwarp_pf_realize(PCIDevice *pdev, Error **errp)
                           object_get_typename(OBJECT(s)), dev->id,
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
-    vfw_func_set_uplink(&s->fn, qemu_get_queue(s->nic)->peer != NULL);
-    vfwarp_dp_set_uplink(s, qemu_get_queue(s->nic)->peer != NULL);
+    vfw_adapter_set_uplink(s->adapter, qemu_get_queue(s->nic)->peer != NULL);
 }
 
 static void vfwarp_pf_exit(PCIDevice *pdev)
@@ -312,24 +352,22 @@ static void vfwarp_pf_exit(PCIDevice *pdev)
     vfwarp_pf_cleanup_msix(pdev);
     pcie_cap_exit(pdev);
     qemu_del_nic(s->nic);
-    vfwarp_rnic_exit(s);    /* before the data path its frames go to */
-    vfwarp_dp_exit(s);
+    s->nic = NULL;
+    vfw_adapter_destroy(s->adapter);
+    s->adapter = NULL;
+    timer_free(s->timer);
+    qemu_bh_delete(s->bh);
 }
 
-/* Power-on, PCI reset or FLR of the PF: every function's registers. (The
- * PCI core clears VF Enable on the same reset, which resets the VFs too.) */
+/* Power-on, PCI reset or FLR of the PF: the whole adapter (it keeps the
+ * uplink's attachment). The PCI core clears VF Enable on the same reset,
+ * which resets the VFs too. */
 static void vfwarp_pf_reset(DeviceState *dev)
 {
     VfwarpPFState *s = VFWARP_PF(dev);
 
-    vfw_func_dev_reset(&s->fn);
-    vfwarp_dp_reset(s);
-    vfwarp_rnic_reset(s);
-    vfw_admin_reset(&s->admin);
-    vfw_mbox_reset(&s->mbox);
-    if (s->nic) {
-        vfw_func_set_uplink(&s->fn, qemu_get_queue(s->nic)->peer != NULL);
-        vfwarp_dp_set_uplink(s, qemu_get_queue(s->nic)->peer != NULL);
+    if (s->adapter) {
+        vfw_adapter_reset(s->adapter);
     }
 }
 

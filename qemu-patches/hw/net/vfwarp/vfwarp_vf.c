@@ -1,10 +1,10 @@
 /*
  * vfwarp VF: QEMU glue of one SR-IOV virtual function of the vfwarp adapter.
  *
- * The PF creates its VFs (pcie_sriov_pf_init); each VF has BAR0 (the
- * register file, served by adapter/src/func.c with the VF's own state in
- * the PF's function table), BAR2 (MSI-X, VFW_VF_MSIX_VECTORS), BAR4 (RDMA
- * doorbells of this VF, served by the PF's RNIC), ARI and FLR.
+ * The PF creates its VFs (pcie_sriov_pf_init); each VF has BAR0 (its
+ * register windows), BAR2 (MSI-X, VFW_VF_MSIX_VECTORS), BAR4 (its RDMA
+ * doorbells), ARI and FLR. BAR0, BAR4 and resets go to the PF's adapter
+ * object as function 1 + the VF's number; PCI is all this file does.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -38,38 +38,34 @@ QEMU_BUILD_BUG_ON(VFW_MSIX_PBA_OFFSET + DIV_ROUND_UP(VFW_VF_MSIX_VECTORS, 64) * 
                   > VFW_MSIX_BAR_SIZE);
 QEMU_BUILD_BUG_ON(VFW_MSIX_VEC_RDMA_EQ >= VFW_VF_MSIX_VECTORS);
 
-/* The owning PF's state and this VF's function; NULL if inconsistent. */
-static VfwarpPFState *vfwarp_vf_pf(PCIDevice *vf, struct vfw_func **f)
+/* The owning PF's state (NULL if inconsistent) and this VF's function
+ * number in its adapter. */
+static VfwarpPFState *vfwarp_vf_pf(PCIDevice *vf, unsigned *fn)
 {
     PCIDevice *pf = pcie_sriov_get_pf(vf);
     Object *o = pf ? object_dynamic_cast(OBJECT(pf), TYPE_VFWARP_PF) : NULL;
-    VfwarpPFState *s;
+    VfwarpPFState *s = o ? VFWARP_PF(o) : NULL;
 
-    *f = NULL;
-    if (!o) {
-        return NULL;
-    }
-    s = VFWARP_PF(o);
-    *f = vfw_func_vf(&s->fn, pcie_sriov_vf_number(vf));
-    return *f ? s : NULL;
+    *fn = 1u + pcie_sriov_vf_number(vf);
+    return s && s->adapter && *fn <= s->total_vfs ? s : NULL;
 }
 
 static uint64_t vfwarp_vf_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
-    struct vfw_func *f;
-    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(opaque), &f);
+    unsigned fn;
+    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(opaque), &fn);
 
-    return s ? vfwarp_func_mmio_read(s, f, addr, size) : 0;
+    return s ? vfwarp_bar0_read(s, fn, addr, size) : 0;
 }
 
 static void vfwarp_vf_mmio_write(void *opaque, hwaddr addr, uint64_t val,
                                  unsigned size)
 {
-    struct vfw_func *f;
-    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(opaque), &f);
+    unsigned fn;
+    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(opaque), &fn);
 
     if (s) {
-        vfwarp_func_mmio_write(s, f, addr, val, size);
+        vfwarp_bar0_write(s, fn, addr, val, size);
     }
 }
 
@@ -82,11 +78,11 @@ static uint64_t vfwarp_vf_db_read(void *opaque, hwaddr addr, unsigned size)
 static void vfwarp_vf_db_write(void *opaque, hwaddr addr, uint64_t val,
                                unsigned size)
 {
-    struct vfw_func *f;
-    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(opaque), &f);
+    unsigned fn;
+    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(opaque), &fn);
 
     if (s) {
-        vfwarp_rnic_doorbell(s, vfwarp_fn_number(f), addr, val, size);
+        vfwarp_doorbell(s, fn, addr, val, size);
     }
 }
 
@@ -168,14 +164,11 @@ static void vfwarp_vf_exit(PCIDevice *dev)
 /* FLR of this VF, the VF being enabled or disabled, or a system reset. */
 static void vfwarp_vf_reset(DeviceState *dev)
 {
-    struct vfw_func *f;
-    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(dev), &f);
+    unsigned fn;
+    VfwarpPFState *s = vfwarp_vf_pf(PCI_DEVICE(dev), &fn);
 
     if (s) {
-        vfw_func_reset(f);
-        vfwarp_dp_reset_fn(s, f);
-        vfwarp_rnic_reset_fn(s, vfwarp_fn_number(f));
-        vfw_mbox_reset_vf(&s->mbox, f->index);
+        vfw_adapter_reset_fn(s->adapter, fn);
     }
 }
 
