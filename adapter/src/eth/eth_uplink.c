@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * uplink.c - the uplink as a wire with a line rate (see vfw_uplink.h): frame
- * copies held for the link QoS scheduler of vswitch/, sent as time allows.
+ * eth_uplink.c - the uplink as a wire with a line rate (see vfw_uplink.h):
+ * frame copies held for the link QoS scheduler of vswitch/, sent as time
+ * allows.
  *
  * The scheduler queues opaque handles; here a handle is a slot in a table of
  * frame copies. The table holds as many frames as the scheduler's hard

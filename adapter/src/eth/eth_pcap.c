@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* pcap.c - classic pcap writer, see vfw_pcap.h. */
+/* eth_pcap.c - classic pcap writer, see vfw_pcap.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
