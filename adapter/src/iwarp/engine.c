@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * engine.c - one iWARP engine per adapter function: object tables, the ops
- * table, connection endpoints (CEPs: one per LLP connection), LLP upcalls,
- * timers and statistics.
+ * table, timers and statistics. The CEPs in the table and everything about
+ * connections are cm.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -108,17 +108,8 @@ void vfw_engine_free(struct vfw_engine *e)
 {
     if (!e)
         return;
-    if (e->cep) {
-        for (uint32_t i = 1; i <= e->cep_hi; i++) {
-            struct vfw_cep *c = e->cep[i];
-            if (!c)
-                continue;
-            if (c->state != CEP_FREE && c->conn && c->llp)
-                c->llp->abort(c->conn);
-            free(c->rxbuf);
-            free(c);
-        }
-    }
+    if (e->cep)
+        vfw_cep_free_all(e);
     if (e->qp) {
         for (uint32_t i = 1; i <= e->qp_hi; i++) {
             struct vfw_qp *q = e->qp[i];
@@ -150,135 +141,6 @@ struct vfw_qp *vfw_qp_get(struct vfw_engine *e, uint32_t id)
     return e->qp[id];
 }
 
-struct vfw_cep *vfw_cep_get(struct vfw_engine *e, uint32_t id)
-{
-    if (!e || id < 1 || id > e->max_cep || !e->cep[id] ||
-        e->cep[id]->state == CEP_FREE)
-        return NULL;
-    return e->cep[id];
-}
-
-void vfw_cm_emit(struct vfw_engine *e, enum vfw_cm_event_type t, uint32_t cep,
-                 uint32_t qp, int err, const uint8_t *pdata, uint16_t plen)
-{
-    if (!e->ops.cm_event)
-        return;
-    struct vfw_cm_event ev = { .type = t, .cep_id = cep, .qp_id = qp,
-                               .err = err, .pdata = pdata,
-                               .pdata_len = pdata ? plen : 0 };
-    struct vfw_qp *q = vfw_qp_get(e, qp);
-    struct vfw_cep *c = vfw_cep_get(e, cep);
-    if (q) {
-        ev.ord = q->ord;
-        ev.ird = q->ird;
-    }
-    if (c) {
-        ev.mpa_rev = c->peer_rev;
-        if (t == VFW_CM_CONNECT_REQUEST) {
-            ev.ord = c->peer_ord & MPA_V2_MASK;
-            ev.ird = c->peer_ird & MPA_V2_MASK;
-        }
-    }
-    e->ops.cm_event(e->ops.opaque, &ev);
-}
-
-int vfw_cep_create(struct vfw_engine *e, const struct vfw_llp_ops *llp,
-                   void *conn, int active, uint32_t *cep_id)
-{
-    if (!e || !llp || !conn || !cep_id || !llp->send_record ||
-        !llp->send_space || !llp->mss || !llp->recv_resume || !llp->close ||
-        !llp->abort)
-        return -EINVAL;
-    for (uint32_t i = 1; i <= e->max_cep; i++) {
-        struct vfw_cep *c = e->cep[i];
-        if (c && c->state != CEP_FREE)
-            continue;
-        if (!c) {
-            c = calloc(1, sizeof(*c));
-            if (!c)
-                return -ENOMEM;
-            e->cep[i] = c;
-        }
-        if (i > e->cep_hi)
-            e->cep_hi = i;
-        uint8_t *rxbuf = c->rxbuf;
-        memset(c, 0, sizeof(*c));
-        c->rxbuf = rxbuf;
-        c->state = active ? CEP_INIT : CEP_REQ_WAIT;
-        c->active = active != 0;
-        c->llp = llp;
-        c->conn = conn;
-        c->deadline = e->ops.now_ns(e->ops.opaque) + VFW_MPA_TIMEOUT_NS;
-        *cep_id = i;
-        return 0;
-    }
-    return -ENOSPC;
-}
-
-/* Drop the CEP; the LLP conn is already gone or aborted by the caller. */
-void vfw_cep_release(struct vfw_engine *e, uint32_t cep_id)
-{
-    struct vfw_cep *c = vfw_cep_get(e, cep_id);
-    if (!c)
-        return;
-    struct vfw_qp *qp = vfw_qp_get(e, c->qp);
-    if (qp && qp->cep == cep_id)
-        qp->cep = 0;
-    c->state = CEP_FREE;
-    c->conn = NULL;
-    c->llp = NULL;
-    c->qp = 0;
-    c->rxlen = 0;
-}
-
-size_t vfw_llp_recv(struct vfw_engine *e, uint32_t cep_id,
-                    const uint8_t *data, size_t len)
-{
-    struct vfw_cep *c = vfw_cep_get(e, cep_id);
-    if (!c || !data)
-        return len;           /* nobody to deliver to: drop */
-    return vfw_mpa_rx(e, cep_id, data, len);
-}
-
-void vfw_llp_writable(struct vfw_engine *e, uint32_t cep_id)
-{
-    struct vfw_cep *c = vfw_cep_get(e, cep_id);
-    if (c && c->qp)
-        vfw_rdmap_tx(e, c->qp);
-}
-
-void vfw_llp_closed(struct vfw_engine *e, uint32_t cep_id, int err)
-{
-    struct vfw_cep *c = vfw_cep_get(e, cep_id);
-    if (!c)
-        return;
-    uint32_t qp_id = c->qp;
-    struct vfw_qp *qp = vfw_qp_get(e, qp_id);
-    if (err == 0 && !c->close_called) {
-        /* Peer FIN while we are open: close our side; the final closed
-         * upcall follows. The QP stops here (graceful if CLOSING). */
-        c->close_called = true;
-        c->llp->close(c->conn);
-        if (qp && qp->state == VFW_QPS_RTS)
-            qp->state = VFW_QPS_CLOSING;
-        return;
-    }
-    if (c->state != CEP_ESTABLISHED && c->state != CEP_CLOSING && c->active &&
-        qp_id)
-        vfw_cm_emit(e, VFW_CM_CONNECT_ERROR, cep_id, qp_id,
-                    err ? err : -ECONNRESET, NULL, 0);
-    vfw_cep_release(e, cep_id);
-    if (qp) {
-        if (qp->state == VFW_QPS_CLOSING && err == 0) {
-            vfw_qp_flush(e, qp, qp_id);
-            qp->state = VFW_QPS_IDLE;
-        } else if (qp->state != VFW_QPS_IDLE) {
-            vfw_qp_error(e, qp, qp_id, false);
-        }
-        vfw_cm_emit(e, VFW_CM_CLOSED, cep_id, qp_id, err, NULL, 0);
-    }
-}
-
 /* Release QPs whose initiator settle time is over (bounded by qp_hi). */
 static void release_held(struct vfw_engine *e, uint64_t now)
 {
@@ -302,23 +164,7 @@ void vfw_engine_poll(struct vfw_engine *e)
     if (!e)
         return;
     uint64_t now = e->ops.now_ns(e->ops.opaque);
-    for (uint32_t i = 1; i <= e->cep_hi; i++) {
-        struct vfw_cep *c = e->cep[i];
-        if (!c)
-            continue;
-        bool handshaking = c->state == CEP_REQ_WAIT ||
-                           c->state == CEP_REP_WAIT ||
-                           c->state == CEP_REQ_RCVD;
-        if (!handshaking || now < c->deadline)
-            continue;
-        uint32_t qp_id = c->qp;
-        c->llp->abort(c->conn);
-        vfw_cm_emit(e, VFW_CM_CONNECT_ERROR, i, qp_id, -ETIMEDOUT, NULL, 0);
-        vfw_cep_release(e, i);
-        struct vfw_qp *qp = vfw_qp_get(e, qp_id);
-        if (qp)
-            vfw_qp_error(e, qp, qp_id, false);
-    }
+    vfw_cm_poll(e, now);
     if (e->held)
         release_held(e, now);
 }

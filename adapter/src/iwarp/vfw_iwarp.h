@@ -185,6 +185,7 @@ struct vfw_qp {
     bool close_after_tx;      /* CLOSING: close the LLP once the SQ drains */
 };
 
+/* A connection endpoint, one per LLP connection (cm.c). */
 enum { CEP_FREE = 0, CEP_INIT, CEP_REQ_WAIT, CEP_REQ_RCVD, CEP_REP_WAIT,
        CEP_ESTABLISHED, CEP_CLOSING, CEP_DEAD };
 struct vfw_cep {
@@ -242,10 +243,35 @@ struct vfw_engine {
 
 /* engine.c */
 struct vfw_qp *vfw_qp_get(struct vfw_engine *e, uint32_t id);
+
+/* cm.c */
 struct vfw_cep *vfw_cep_get(struct vfw_engine *e, uint32_t id);
 void vfw_cm_emit(struct vfw_engine *e, enum vfw_cm_event_type t, uint32_t cep,
                  uint32_t qp, int err, const uint8_t *pdata, uint16_t plen);
 void vfw_cep_release(struct vfw_engine *e, uint32_t cep_id);
+void vfw_cep_free_all(struct vfw_engine *e);      /* vfw_engine_free */
+void vfw_cm_poll(struct vfw_engine *e, uint64_t now);  /* handshake timer */
+/* A vfw_tcp_conn (vfw_tcp.h) as a CEP's LLP: the head of a link object that
+ * lives as long as its TCP connection, the `conn` of vfw_cm_tcp_llp and the
+ * `user` of the TCP callbacks (vfw_cm_tcp_recv/_writable take it as such).
+ * The owner sets e, c, aborted, and cep once vfw_cep_create gave one;
+ * llp->abort sends the RST and calls aborted (no TCP upcall follows: free
+ * the link there). From the owner's closed upcall call vfw_cm_tcp_closed:
+ * the engine gets the end of the connection, a peer's FIN while open
+ * included (the stack reports a connection's end once). */
+struct vfw_tcp_conn;
+struct vfw_cm_tcp {
+    struct vfw_engine *e;
+    struct vfw_tcp_conn *c;
+    uint32_t cep;                 /* 0 until the CEP exists */
+    bool close_called;            /* llp->close was called */
+    void (*aborted)(struct vfw_cm_tcp *t);
+};
+extern const struct vfw_llp_ops vfw_cm_tcp_llp;
+size_t vfw_cm_tcp_recv(struct vfw_tcp_conn *c, const uint8_t *d, size_t n,
+                       void *user);
+void vfw_cm_tcp_writable(struct vfw_tcp_conn *c, void *user);
+void vfw_cm_tcp_closed(struct vfw_cm_tcp *t, int err);
 
 /* mr.c */
 enum vfw_mr_err { MR_OK = 0, MR_INV_STAG, MR_PD, MR_BOUNDS, MR_ACCESS,
@@ -278,8 +304,8 @@ int vfw_qp_bind(struct vfw_engine *e, struct vfw_qp *qp, uint32_t cep_id,
                 uint16_t mss);
 
 /* mpa.c */
-size_t vfw_mpa_rx(struct vfw_engine *e, uint32_t cep_id, const uint8_t *d,
-                  size_t len);
+size_t vfw_mpa_rx_step(struct vfw_engine *e, uint32_t cep_id,
+                       struct vfw_cep *c, const uint8_t *d, size_t rem);
 uint32_t vfw_mpa_frame(struct vfw_qp *qp, uint8_t *fpdu, uint32_t ulpdu_len);
 uint16_t vfw_mpa_mulpdu(uint16_t mss);
 

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * rnic_cm.c - connection management of a function: listeners and
- * connections (one slot table, the guest's "listener" and "cep" ids), the
- * LLP glue between the function's offloaded TCP (vfw_tcp.h) and the
- * engine's CEPs, and the engine's CM events turned into EQEs.
+ * rnic_cm.c - the guest-id side of connection management: listeners and
+ * connections of a function (one slot table, the guest's "listener" and
+ * "cep" ids), their TCP connections on the function's offloaded TCP
+ * (vfw_tcp.h) handed to the engine's CEPs, and the engine's CM events
+ * turned into EQEs. The engine side (CEPs, the MPA handshake, a TCP conn
+ * as the LLP, the upcalls into the engine) is iwarp/cm.c's.
  *
  * Why not vfw_iwarp_tcp_listen/connect_from: their accept upcall hands the
  * engine a CEP without saying which listener took it or the 4-tuple, and
  * an active connection has no CEP until TCP is up; the event queue must
  * name the listener (CONNECT_REQUEST obj2), the addresses, and give the
  * driver a connection id at CONNECT time. So the function keeps its own
- * link objects, with the same lifetime rules as iwarp_tcp.c: one link per
- * TCP connection, freed on the final closed upcall or on abort.
+ * link objects on the engine's link head (struct vfw_cm_tcp), with the
+ * same lifetime rules as cm.c's: one link per TCP connection, freed on
+ * the final closed upcall or on abort.
  *
  * Slot lifetime = TCP connection lifetime. The guest's view:
  *   active:  CONNECT -> CONNECT_REPLY (status OK: connected; else the cep
@@ -20,17 +23,19 @@
  *            or -> REJECT (cep free when the command completes).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include "rnic_internal.h"
 #include "../iwarp/vfw_iwarp.h"
 
 struct rnic_link {
+    struct vfw_cm_tcp t;          /* first: the LLP's conn, the TCP
+                                     callbacks' user (iwarp/cm.c) */
     struct rnic_fn *fs;
-    struct vfw_tcp_conn *c;
-    uint32_t slot, ecep;
-    bool close_called;
+    uint32_t slot;
     struct vfw_conn_param *param;   /* active: for the MPA Request */
 };
+_Static_assert(offsetof(struct rnic_link, t) == 0, "link head first");
 
 static uint8_t cm_status(int err)
 {
@@ -142,40 +147,12 @@ static void link_end(struct rnic_link *l, int err)
     free(l);
 }
 
-/* ---- the LLP over the function's TCP --------------------------------- */
-static int l_send(void *o, const uint8_t *d, size_t n)
+/* ---- the function's TCP connections as the engine's LLP ------------------ */
+/* llp->abort: the RST went out, no TCP upcall follows */
+static void link_aborted(struct vfw_cm_tcp *t)
 {
-    return vfw_tcp_send_record(((struct rnic_link *)o)->c, d, n);
+    link_end((struct rnic_link *)t, -ECONNRESET);
 }
-static size_t l_space(void *o)
-{
-    return vfw_tcp_send_space(((struct rnic_link *)o)->c);
-}
-static uint16_t l_mss(void *o) { return vfw_tcp_mss(((struct rnic_link *)o)->c); }
-static void l_resume(void *o) { vfw_tcp_recv_resume(((struct rnic_link *)o)->c); }
-static void l_close(void *o)
-{
-    struct rnic_link *l = o;
-    l->close_called = true;
-    vfw_tcp_close(l->c);
-}
-static void l_abort(void *o)
-{
-    struct rnic_link *l = o;
-    vfw_tcp_abort(l->c);          /* RST; no upcall follows */
-    link_end(l, -ECONNRESET);
-}
-static uint8_t *l_reserve(void *o, size_t n)
-{
-    return vfw_tcp_send_reserve(((struct rnic_link *)o)->c, n);
-}
-static int l_commit(void *o, size_t n)
-{
-    return vfw_tcp_send_commit(((struct rnic_link *)o)->c, n);
-}
-static const struct vfw_llp_ops rnic_llp = { l_send, l_space, l_mss, l_resume,
-                                             l_close, l_abort, l_reserve,
-                                             l_commit };
 
 static void map_ecep(struct rnic_fn *fs, struct rnic_conn *s, uint32_t ecep)
 {
@@ -196,33 +173,18 @@ static void cb_connected(struct vfw_tcp_conn *c, int err, void *user)
     }
     uint32_t ecep = 0;
     s->st = CS_MPA;
-    int rc = vfw_cep_create(fs->e, &rnic_llp, l, 1, &ecep);
+    int rc = vfw_cep_create(fs->e, &vfw_cm_tcp_llp, l, 1, &ecep);
     if (rc == 0) {
-        l->ecep = ecep;
+        l->t.cep = ecep;
         map_ecep(fs, s, ecep);
         rc = vfw_connect(fs->e, ecep, s->qp, l->param);
     }
     if (rc) {
         if (ecep)
             vfw_cep_release(fs->e, ecep);
-        vfw_tcp_abort(l->c);
+        vfw_tcp_abort(l->t.c);
         link_end(l, -ECONNRESET);
     }
-}
-
-static size_t cb_recv(struct vfw_tcp_conn *c, const uint8_t *d, size_t n,
-                      void *user)
-{
-    struct rnic_link *l = user;
-    (void)c;
-    return vfw_llp_recv(l->fs->e, l->ecep, d, n);
-}
-
-static void cb_writable(struct vfw_tcp_conn *c, void *user)
-{
-    struct rnic_link *l = user;
-    (void)c;
-    vfw_llp_writable(l->fs->e, l->ecep);
 }
 
 static void cb_closed(struct vfw_tcp_conn *c, int err, void *user)
@@ -231,20 +193,15 @@ static void cb_closed(struct vfw_tcp_conn *c, int err, void *user)
     struct rnic_fn *fs = l->fs;
     struct rnic_conn *s = &fs->conn[l->slot];
     (void)c;
-    bool final = err < 0 || l->close_called;
+    bool final = err < 0 || l->t.close_called;
     if (!final && s->link == l && s->st == CS_UP)
         conn_event(fs, s, VFW_EQE_DISCONNECT, VFW_CM_S_OK, 0, 0, 0, NULL, 0);
-    vfw_llp_closed(fs->e, l->ecep, err);
-    if (!final) {
-        /* peer FIN while open: the engine answered with llp->close, which
-         * ended the TCP conn (vfw_tcp.h); finish the CEP now */
-        vfw_llp_closed(fs->e, l->ecep, 0);
-    }
+    vfw_cm_tcp_closed(&l->t, err);
     link_end(l, err);
 }
 
-static const struct vfw_tcp_cb rnic_tcp_cb = { cb_connected, cb_recv,
-                                               cb_writable, cb_closed };
+static const struct vfw_tcp_cb rnic_tcp_cb = { cb_connected, vfw_cm_tcp_recv,
+                                               vfw_cm_tcp_writable, cb_closed };
 
 static const struct vfw_tcp_cb *on_accept(struct vfw_tcp_conn *c,
                                           void *listen_user, void **conn_user)
@@ -263,15 +220,17 @@ static const struct vfw_tcp_cb *on_accept(struct vfw_tcp_conn *c,
         return NULL;
     }
     uint32_t ecep;
-    if (vfw_cep_create(fs->e, &rnic_llp, l, 0, &ecep)) {
+    if (vfw_cep_create(fs->e, &vfw_cm_tcp_llp, l, 0, &ecep)) {
         slot_free(fs, s);
         free(l);
         return NULL;
     }
+    l->t.e = fs->e;
+    l->t.c = c;
+    l->t.cep = ecep;
+    l->t.aborted = link_aborted;
     l->fs = fs;
-    l->c = c;
     l->slot = s->id;
-    l->ecep = ecep;
     s->link = l;
     s->st = CS_MPA;
     s->listener = ls->id;
@@ -421,15 +380,17 @@ int rnic_cm_connect(struct rnic_fn *fs, const struct vfw_rcmd_connect *c,
         return -ENOSPC;
     }
     *l->param = *p;
+    l->t.e = fs->e;
+    l->t.aborted = link_aborted;
     l->fs = fs;
     l->slot = s->id;
     /* the next hop comes from the driver's neighbour table (ARP is the
      * netdev's) */
     int err = vfw_tcp_neigh_set(fs->tcp, rip, c->dmac);
     if (!err) {
-        l->c = vfw_tcp_connect_tos(fs->tcp, rip, c->rport, c->lport, c->tos,
-                                   &rnic_tcp_cb, l, &err);
-        if (!l->c && !err)
+        l->t.c = vfw_tcp_connect_tos(fs->tcp, rip, c->rport, c->lport,
+                                     c->tos, &rnic_tcp_cb, l, &err);
+        if (!l->t.c && !err)
             err = -ENOMEM;
     }
     if (err) {
@@ -442,7 +403,7 @@ int rnic_cm_connect(struct rnic_fn *fs, const struct vfw_rcmd_connect *c,
     s->st = CS_TCP;
     s->qp = c->qp;
     q->conn = s->id;
-    vfw_tcp_conn_addr(l->c, &s->lip, &s->lport, &s->rip, &s->rport);
+    vfw_tcp_conn_addr(l->t.c, &s->lip, &s->lport, &s->rip, &s->rport);
     *cep = s->id;
     *lport_used = s->lport;
     return 0;
@@ -477,7 +438,7 @@ int rnic_cm_accept(struct rnic_fn *fs, uint32_t cep, uint32_t qp, uint8_t tos,
         return rc;
     }
     if (s->link) {
-        vfw_tcp_set_tos(s->link->c, tos);
+        vfw_tcp_set_tos(s->link->t.c, tos);
     }
     listener_unpend(fs, s);
     return 0;
@@ -534,9 +495,9 @@ void rnic_cm_teardown(struct rnic_fn *fs)
         } else if (s->kind != CONN_FREE && s->link) {
             struct rnic_link *l = s->link;
             /* the engine forgets the conn, the peer gets a RST */
-            if (l->ecep && fs->e)
-                vfw_cep_release(fs->e, l->ecep);
-            vfw_tcp_abort(l->c);
+            if (l->t.cep && fs->e)
+                vfw_cep_release(fs->e, l->t.cep);
+            vfw_tcp_abort(l->t.c);
             link_end(l, -ECONNRESET);
         } else if (s->kind != CONN_FREE) {
             slot_free(fs, s);
