@@ -183,19 +183,19 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
     case VFW_AQ_OP_SET_VF_MAC: {
         const uint8_t *mac = d + P(vfw_aq_vf_mac, mac);
 
-        if (!all_zero(d + P(vfw_aq_vf_mac, rsvd), 2) || (mac[0] & 1)) {
+        if (!vfw_all_zero(d + P(vfw_aq_vf_mac, rsvd), 2) || (mac[0] & 1)) {
             return VFW_AQ_S_INVAL;  /* multicast/broadcast MAC */
         }
         memcpy(n.mac, mac, 6);
         break;
     }
     case VFW_AQ_OP_SET_VF_VLAN: {
-        uint16_t vid = ld16(d + P(vfw_aq_vf_vlan, vid));
+        uint16_t vid = vfw_ld_le16(d + P(vfw_aq_vf_vlan, vid));
         uint8_t qos = d[P(vfw_aq_vf_vlan, qos)];
-        uint16_t proto = ld16(d + P(vfw_aq_vf_vlan, proto));
+        uint16_t proto = vfw_ld_le16(d + P(vfw_aq_vf_vlan, proto));
 
         if (d[P(vfw_aq_vf_vlan, rsvd)] ||
-            ld16(d + P(vfw_aq_vf_vlan, rsvd2))) {
+            vfw_ld_le16(d + P(vfw_aq_vf_vlan, rsvd2))) {
             return VFW_AQ_S_INVAL;
         }
         if (vid > VFW_VLAN_VID_MAX || qos > VFW_VLAN_QOS_MAX) {
@@ -212,7 +212,7 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
     case VFW_AQ_OP_SET_VF_TRUST: {
         uint8_t en = d[P(vfw_aq_vf_bool, enable)];
 
-        if (en > 1 || !all_zero(d + P(vfw_aq_vf_bool, rsvd), 3)) {
+        if (en > 1 || !vfw_all_zero(d + P(vfw_aq_vf_bool, rsvd), 3)) {
             return VFW_AQ_S_INVAL;
         }
         if (op == VFW_AQ_OP_SET_VF_SPOOFCHK) {
@@ -225,7 +225,7 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
     case VFW_AQ_OP_SET_VF_LINK_STATE: {
         uint8_t st = d[P(vfw_aq_vf_link, state)];
 
-        if (!all_zero(d + P(vfw_aq_vf_link, rsvd), 3)) {
+        if (!vfw_all_zero(d + P(vfw_aq_vf_link, rsvd), 3)) {
             return VFW_AQ_S_INVAL;
         }
         if (st > VFW_LINK_STATE_DISABLE) {
@@ -235,8 +235,8 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
         break;
     }
     case VFW_AQ_OP_SET_VF_RATE: {
-        uint32_t min = ld32(d + P(vfw_aq_vf_rate, min_mbps));
-        uint32_t max = ld32(d + P(vfw_aq_vf_rate, max_mbps));
+        uint32_t min = vfw_ld_le32(d + P(vfw_aq_vf_rate, min_mbps));
+        uint32_t max = vfw_ld_le32(d + P(vfw_aq_vf_rate, max_mbps));
 
         uint16_t st;
 
@@ -254,7 +254,7 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
         break;
     }
     case VFW_AQ_OP_SET_VF_VLAN_FILTER: {
-        uint16_t vid = ld16(d + P(vfw_aq_vf_vlan_filter, vid));
+        uint16_t vid = vfw_ld_le16(d + P(vfw_aq_vf_vlan_filter, vid));
         uint8_t on = d[P(vfw_aq_vf_vlan_filter, on)];
 
         if (on > 1 || d[P(vfw_aq_vf_vlan_filter, rsvd)]) {
@@ -276,7 +276,7 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
         const uint8_t *mc = d + P(vfw_aq_vf_rx_mode, mc);
 
         if ((flags & ~(VFW_RXM_ALLMULTI | VFW_RXM_PROMISC)) ||
-            ld16(d + P(vfw_aq_vf_rx_mode, rsvd))) {
+            vfw_ld_le16(d + P(vfw_aq_vf_rx_mode, rsvd))) {
             return VFW_AQ_S_INVAL;
         }
         if (cnt > VFW_MC_FILTER_MAX) {
@@ -284,7 +284,7 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
         }
         for (unsigned i = 0; i < VFW_MC_FILTER_MAX; i++) {
             /* entries in use are group addresses, the rest all zero */
-            if (i < cnt ? !(mc[6 * i] & 1) : !all_zero(mc + 6 * i, 6)) {
+            if (i < cnt ? !(mc[6 * i] & 1) : !vfw_all_zero(mc + 6 * i, 6)) {
                 return VFW_AQ_S_INVAL;
             }
         }
@@ -294,7 +294,7 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
         break;
     }
     case VFW_AQ_OP_CLEAR_VF_FILTERS:
-        if (!all_zero(d + D_U, sizeof(((struct vfw_aq_desc *)0)->u))) {
+        if (!vfw_all_zero(d + D_U, sizeof(((struct vfw_aq_desc *)0)->u))) {
             return VFW_AQ_S_INVAL;
         }
         memset(n.vlan_filter, 0, sizeof(n.vlan_filter));
@@ -314,14 +314,14 @@ static uint16_t exec_set(struct vfw_admin *a, uint16_t op, uint16_t vf,
 
 static void rq_load(struct vfw_aq_rdma_quota *q, const uint8_t *p)
 {
-#define X(f) q->f = ld32(p + offsetof(struct vfw_aq_rdma_quota, f));
+#define X(f) q->f = vfw_ld_le32(p + offsetof(struct vfw_aq_rdma_quota, f));
     RQ_FIELDS(X)
 #undef X
 }
 
 static void rq_store(uint8_t *p, const struct vfw_aq_rdma_quota *q)
 {
-#define X(f) st32(p + offsetof(struct vfw_aq_rdma_quota, f), q->f);
+#define X(f) vfw_st_le32(p + offsetof(struct vfw_aq_rdma_quota, f), q->f);
     RQ_FIELDS(X)
 #undef X
 }
@@ -340,7 +340,7 @@ static uint16_t exec_rdma(struct vfw_admin *a, uint16_t op, uint16_t vf,
         return VFW_AQ_S_BAD_VF;
     }
     if (op == VFW_AQ_OP_SET_VF_RDMA_QUOTA) {
-        if (!all_zero(uu, sizeof(struct vfw_aq_rdma_quota))) {
+        if (!vfw_all_zero(uu, sizeof(struct vfw_aq_rdma_quota))) {
             return VFW_AQ_S_INVAL;
         }
         if (!a->ops.rdma_quota_set) {
@@ -367,8 +367,8 @@ static uint16_t exec_rdma(struct vfw_admin *a, uint16_t op, uint16_t vf,
 
 uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
 {
-    uint16_t op = ld16(d + D_OPCODE);
-    uint16_t vf = ld16(d + D_VF);
+    uint16_t op = vfw_ld_le16(d + D_OPCODE);
+    uint16_t vf = vfw_ld_le16(d + D_VF);
     uint8_t *u = d + D_U;
     uint16_t st;
 
@@ -396,18 +396,18 @@ uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
         }
         memset(u, 0, sizeof(((struct vfw_aq_desc *)0)->u));
         memcpy(d + P(vfw_aq_vf_config, mac), c->mac, 6);
-        st16(d + P(vfw_aq_vf_config, vid), c->vlan);
-        st16(d + P(vfw_aq_vf_config, proto), VFW_VLAN_PROTO_8021Q);
+        vfw_st_le16(d + P(vfw_aq_vf_config, vid), c->vlan);
+        vfw_st_le16(d + P(vfw_aq_vf_config, proto), VFW_VLAN_PROTO_8021Q);
         d[P(vfw_aq_vf_config, qos)] = c->qos;
         d[P(vfw_aq_vf_config, spoofchk)] = c->spoofchk;
         d[P(vfw_aq_vf_config, trust)] = c->trust;
         d[P(vfw_aq_vf_config, link_state)] = c->link_state;
         d[P(vfw_aq_vf_config, rx_mode)] = c->rx_mode;
         d[P(vfw_aq_vf_config, mc_count)] = c->mc_count;
-        st16(d + P(vfw_aq_vf_config, vlan_filters), vlan_filter_count(c));
-        st32(d + P(vfw_aq_vf_config, min_mbps), c->min_rate);
-        st32(d + P(vfw_aq_vf_config, max_mbps), c->max_rate);
-        st32(d + P(vfw_aq_vf_config, gen), c->gen);
+        vfw_st_le16(d + P(vfw_aq_vf_config, vlan_filters), vlan_filter_count(c));
+        vfw_st_le32(d + P(vfw_aq_vf_config, min_mbps), c->min_rate);
+        vfw_st_le32(d + P(vfw_aq_vf_config, max_mbps), c->max_rate);
+        vfw_st_le32(d + P(vfw_aq_vf_config, gen), c->gen);
         st = VFW_AQ_S_OK;
         break;
     }
@@ -422,12 +422,12 @@ uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
             a->ops.vf_stats(a->ops.opaque, vf, &a->stats[vf]);
         }
         s = &a->stats[vf];
-        st64(d + P(vfw_aq_vf_stats, rx_packets), s->rx_packets);
-        st64(d + P(vfw_aq_vf_stats, tx_packets), s->tx_packets);
-        st64(d + P(vfw_aq_vf_stats, rx_bytes), s->rx_bytes);
-        st64(d + P(vfw_aq_vf_stats, tx_bytes), s->tx_bytes);
-        st64(d + P(vfw_aq_vf_stats, rx_dropped), s->rx_dropped);
-        st64(d + P(vfw_aq_vf_stats, tx_dropped), s->tx_dropped);
+        vfw_st_le64(d + P(vfw_aq_vf_stats, rx_packets), s->rx_packets);
+        vfw_st_le64(d + P(vfw_aq_vf_stats, tx_packets), s->tx_packets);
+        vfw_st_le64(d + P(vfw_aq_vf_stats, rx_bytes), s->rx_bytes);
+        vfw_st_le64(d + P(vfw_aq_vf_stats, tx_bytes), s->tx_bytes);
+        vfw_st_le64(d + P(vfw_aq_vf_stats, rx_dropped), s->rx_dropped);
+        vfw_st_le64(d + P(vfw_aq_vf_stats, tx_dropped), s->tx_dropped);
         st = VFW_AQ_S_OK;
         break;
     }
@@ -447,8 +447,8 @@ uint16_t vfw_admin_exec(struct vfw_admin *a, uint8_t d[VFW_AQ_DESC_SIZE])
         st = VFW_AQ_S_BAD_OPCODE;
         break;
     }
-    st16(d + D_STATUS, st);
-    st16(d + D_FLAGS, (uint16_t)(VFW_AQ_F_DONE |
+    vfw_st_le16(d + D_STATUS, st);
+    vfw_st_le16(d + D_FLAGS, (uint16_t)(VFW_AQ_F_DONE |
                                  (st != VFW_AQ_S_OK ? VFW_AQ_F_ERR : 0)));
     if (st == VFW_AQ_S_OK) {
         a->cmds_ok++;

@@ -78,7 +78,7 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
                             uint64_t cookie, const uint8_t *b, vsw_trule *t,
                             bool *police, vsw_meter_cfg *mc)
 {
-    uint16_t match = ld16(b + R(match)), act = ld16(b + R(actions));
+    uint16_t match = vfw_ld_le16(b + R(match)), act = vfw_ld_le16(b + R(actions));
     vsw_rule *r = &t->rule;
     unsigned port;
     uint16_t st;
@@ -86,26 +86,26 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
     memset(t, 0, sizeof(*t));
     memset(mc, 0, sizeof(*mc));
     *police = false;
-    if (ld16(b + R(rsvd0)) || !all_zero(b + R(rsvd1), 3) ||
-        !all_zero(b + R(rsvd2), sizeof(((struct vfw_esw_rule *)0)->rsvd2)) ||
+    if (vfw_ld_le16(b + R(rsvd0)) || !vfw_all_zero(b + R(rsvd1), 3) ||
+        !vfw_all_zero(b + R(rsvd2), sizeof(((struct vfw_esw_rule *)0)->rsvd2)) ||
         (match & ~VFW_ESW_M_ALL) || (act & ~VFW_ESW_A_ALL) ||
         ((act & VFW_ESW_A_DROP) && (act & VFW_ESW_A_REDIRECT)) ||
         ((act & VFW_ESW_A_VLAN_PUSH) && (act & VFW_ESW_A_VLAN_POP)) ||
         /* the push's fields are reserved without a push */
         (!(act & VFW_ESW_A_VLAN_PUSH) &&
-         (ld16(b + R(vlan_vid)) || b[R(vlan_prio)]))) {
+         (vfw_ld_le16(b + R(vlan_vid)) || b[R(vlan_prio)]))) {
         return VFW_AQ_S_INVAL;
     }
-    if (ld32(b + R(chain))) {
+    if (vfw_ld_le32(b + R(chain))) {
         return VFW_AQ_S_UNSUPPORTED;    /* one lookup stage: chain 0 only */
     }
-    st = port_of(a, dp, ld16(b + R(scope)), false, &port);
+    st = port_of(a, dp, vfw_ld_le16(b + R(scope)), false, &port);
     if (st) {
         return st;
     }
     t->cookie = cookie;
     t->scope = (uint16_t)port;
-    r->priority = ld32(b + R(prio));
+    r->priority = vfw_ld_le32(b + R(prio));
     if (match & VFW_ESW_M_DST_MAC) {
         r->match |= VSW_M_DST_MAC;
         memcpy(r->dst_mac, b + R(dst_mac), 6);
@@ -118,11 +118,11 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
     }
     if (match & VFW_ESW_M_VLAN) {
         r->match |= VSW_M_VLAN;
-        r->vid = ld16(b + R(vid));
+        r->vid = vfw_ld_le16(b + R(vid));
     }
     if (match & VFW_ESW_M_ETHERTYPE) {
         r->match |= VSW_M_ETHERTYPE;
-        r->ethertype = ld16(b + R(ethertype));
+        r->ethertype = vfw_ld_le16(b + R(ethertype));
     }
     if (match & (VFW_ESW_M_SRC_IP | VFW_ESW_M_DST_IP | VFW_ESW_M_IP_VERSION)) {
         r->ip_version = b[R(ip_version)];
@@ -147,13 +147,13 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
     }
     if (match & VFW_ESW_M_SPORT) {
         r->match |= VSW_M_SPORT;
-        r->sport_lo = ld16(b + R(sport_lo));
-        r->sport_hi = ld16(b + R(sport_hi));
+        r->sport_lo = vfw_ld_le16(b + R(sport_lo));
+        r->sport_hi = vfw_ld_le16(b + R(sport_hi));
     }
     if (match & VFW_ESW_M_DPORT) {
         r->match |= VSW_M_DPORT;
-        r->dport_lo = ld16(b + R(dport_lo));
-        r->dport_hi = ld16(b + R(dport_hi));
+        r->dport_lo = vfw_ld_le16(b + R(dport_lo));
+        r->dport_hi = vfw_ld_le16(b + R(dport_hi));
     }
     if (match & VFW_ESW_M_DSCP) {
         r->match |= VSW_M_DSCP;
@@ -175,7 +175,7 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
     r->flags = VSW_ACTF_COUNT;
     r->verdict = (act & VFW_ESW_A_DROP) ? VSW_ACT_DROP : VSW_ACT_PERMIT;
     if (act & VFW_ESW_A_REDIRECT) {
-        st = port_of(a, dp, ld16(b + R(redirect_port)), true, &port);
+        st = port_of(a, dp, vfw_ld_le16(b + R(redirect_port)), true, &port);
         if (st) {
             return st;
         }
@@ -183,7 +183,7 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
         r->redirect_port = (uint16_t)port;
     }
     if (act & VFW_ESW_A_MIRROR) {
-        st = port_of(a, dp, ld16(b + R(mirror_port)), true, &port);
+        st = port_of(a, dp, vfw_ld_le16(b + R(mirror_port)), true, &port);
         if (st) {
             return st;
         }
@@ -198,7 +198,7 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
         r->set_tc = b[R(set_tc)];
     }
     if (act & VFW_ESW_A_VLAN_PUSH) {
-        r->vlan_vid = ld16(b + R(vlan_vid));
+        r->vlan_vid = vfw_ld_le16(b + R(vlan_vid));
         r->vlan_pcp = b[R(vlan_prio)];
         if (r->vlan_vid < 1 || r->vlan_vid > 4094 || r->vlan_pcp > 7) {
             return VFW_AQ_S_RANGE;
@@ -210,8 +210,8 @@ static uint16_t rule_decode(const struct vfw_admin *a, struct vfw_dp *dp,
     }
     if (act & VFW_ESW_A_POLICE) {
         mc->mode = VSW_METER_BPS;
-        mc->rate = ld64(b + R(police_rate));
-        mc->burst = ld32(b + R(police_burst));
+        mc->rate = vfw_ld_le64(b + R(police_rate));
+        mc->burst = vfw_ld_le32(b + R(police_burst));
         if (!mc->rate || !mc->burst) {
             return VFW_AQ_S_RANGE;
         }
@@ -227,7 +227,7 @@ static uint16_t rule_install(struct vfw_admin *a, struct vfw_dp *dp,
                              uint16_t op, uint8_t *d)
 {
     vsw_switch *sw = vfw_dp_switch(dp);
-    uint64_t cookie = ld64(d + P(vfw_aq_esw_rule_ref, cookie));
+    uint64_t cookie = vfw_ld_le64(d + P(vfw_aq_esw_rule_ref, cookie));
     uint8_t b[sizeof(struct vfw_esw_rule)];
     unsigned old_meter = 0;
     bool police, fresh = false;
@@ -236,15 +236,15 @@ static uint16_t rule_install(struct vfw_admin *a, struct vfw_dp *dp,
     int id = 0, rc;
     uint16_t st;
 
-    if (ld16(d + P(vfw_aq_esw_rule_ref, len)) != sizeof(b) ||
-        ld16(d + P(vfw_aq_esw_rule_ref, scope)) ||
-        ld32(d + P(vfw_aq_esw_rule_ref, rsvd0)) ||
-        ld64(d + P(vfw_aq_esw_rule_ref, packets)) ||
-        ld64(d + P(vfw_aq_esw_rule_ref, bytes)) ||
-        !all_zero(d + P(vfw_aq_esw_rule_ref, rsvd), 8)) {
+    if (vfw_ld_le16(d + P(vfw_aq_esw_rule_ref, len)) != sizeof(b) ||
+        vfw_ld_le16(d + P(vfw_aq_esw_rule_ref, scope)) ||
+        vfw_ld_le32(d + P(vfw_aq_esw_rule_ref, rsvd0)) ||
+        vfw_ld_le64(d + P(vfw_aq_esw_rule_ref, packets)) ||
+        vfw_ld_le64(d + P(vfw_aq_esw_rule_ref, bytes)) ||
+        !vfw_all_zero(d + P(vfw_aq_esw_rule_ref, rsvd), 8)) {
         return VFW_AQ_S_INVAL;
     }
-    if (a->ops.dma_read(a->ops.opaque, ld64(d + P(vfw_aq_esw_rule_ref, addr)),
+    if (a->ops.dma_read(a->ops.opaque, vfw_ld_le64(d + P(vfw_aq_esw_rule_ref, addr)),
                         b, sizeof(b))) {
         return VFW_AQ_S_DMA;
     }
@@ -294,7 +294,7 @@ static uint16_t rule_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
                           uint8_t *d)
 {
     vsw_switch *sw = vfw_dp_switch(dp);
-    uint64_t cookie = ld64(d + P(vfw_aq_esw_rule_ref, cookie));
+    uint64_t cookie = vfw_ld_le64(d + P(vfw_aq_esw_rule_ref, cookie));
     uint64_t pk = 0, by = 0;
     unsigned port;
     vsw_trule t;
@@ -308,14 +308,14 @@ static uint16_t rule_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
         return rule_install(a, dp, op, d);
     }
     /* DEL, FLUSH, STATS: only the cookie (FLUSH: only the scope) */
-    if (ld64(d + P(vfw_aq_esw_rule_ref, addr)) ||
-        ld16(d + P(vfw_aq_esw_rule_ref, len)) ||
-        ld32(d + P(vfw_aq_esw_rule_ref, rsvd0)) ||
-        ld64(d + P(vfw_aq_esw_rule_ref, packets)) ||
-        ld64(d + P(vfw_aq_esw_rule_ref, bytes)) ||
-        !all_zero(d + P(vfw_aq_esw_rule_ref, rsvd), 8) ||
+    if (vfw_ld_le64(d + P(vfw_aq_esw_rule_ref, addr)) ||
+        vfw_ld_le16(d + P(vfw_aq_esw_rule_ref, len)) ||
+        vfw_ld_le32(d + P(vfw_aq_esw_rule_ref, rsvd0)) ||
+        vfw_ld_le64(d + P(vfw_aq_esw_rule_ref, packets)) ||
+        vfw_ld_le64(d + P(vfw_aq_esw_rule_ref, bytes)) ||
+        !vfw_all_zero(d + P(vfw_aq_esw_rule_ref, rsvd), 8) ||
         (op == VFW_AQ_OP_ESW_RULE_FLUSH ? cookie != 0 :
-                                          ld16(d + P(vfw_aq_esw_rule_ref, scope)) != 0)) {
+                                          vfw_ld_le16(d + P(vfw_aq_esw_rule_ref, scope)) != 0)) {
         return VFW_AQ_S_INVAL;
     }
     switch (op) {
@@ -329,7 +329,7 @@ static uint16_t rule_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
         }
         return st_of(rc);
     case VFW_AQ_OP_ESW_RULE_FLUSH:
-        st = port_of(a, dp, ld16(d + P(vfw_aq_esw_rule_ref, scope)), false, &port);
+        st = port_of(a, dp, vfw_ld_le16(d + P(vfw_aq_esw_rule_ref, scope)), false, &port);
         if (st) {
             return st;
         }
@@ -338,15 +338,15 @@ static uint16_t rule_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
             return st_of(rc);
         }
         vfw_dp_meter_gc(dp);
-        st64(d + P(vfw_aq_esw_rule_ref, packets), (uint64_t)rc);
+        vfw_st_le64(d + P(vfw_aq_esw_rule_ref, packets), (uint64_t)rc);
         return VFW_AQ_S_OK;
     default:    /* STATS */
         rc = vsw_rule_stats(sw, cookie, &pk, &by);
         if (rc) {
             return st_of(rc);
         }
-        st64(d + P(vfw_aq_esw_rule_ref, packets), pk);
-        st64(d + P(vfw_aq_esw_rule_ref, bytes), by);
+        vfw_st_le64(d + P(vfw_aq_esw_rule_ref, packets), pk);
+        vfw_st_le64(d + P(vfw_aq_esw_rule_ref, bytes), by);
         return VFW_AQ_S_OK;
     }
 }
@@ -356,7 +356,7 @@ static uint16_t fdb_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
                          uint8_t *d)
 {
     const uint8_t *mac = d + P(vfw_aq_esw_fdb, mac);
-    uint16_t vid = ld16(d + P(vfw_aq_esw_fdb, vid));
+    uint16_t vid = vfw_ld_le16(d + P(vfw_aq_esw_fdb, vid));
     unsigned port = 0;
     uint16_t st;
     int rc;
@@ -364,16 +364,16 @@ static uint16_t fdb_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
     if (!vfw_dp_switchdev(dp)) {
         return VFW_AQ_S_UNSUPPORTED;
     }
-    if (!all_zero(d + P(vfw_aq_esw_fdb, rsvd), sizeof(((struct vfw_aq_esw_fdb *)0)->rsvd)) ||
-        (mac[0] & 1) || all_zero(mac, 6) ||
-        (op == VFW_AQ_OP_ESW_FDB_DEL && ld16(d + P(vfw_aq_esw_fdb, port)))) {
+    if (!vfw_all_zero(d + P(vfw_aq_esw_fdb, rsvd), sizeof(((struct vfw_aq_esw_fdb *)0)->rsvd)) ||
+        (mac[0] & 1) || vfw_all_zero(mac, 6) ||
+        (op == VFW_AQ_OP_ESW_FDB_DEL && vfw_ld_le16(d + P(vfw_aq_esw_fdb, port)))) {
         return VFW_AQ_S_INVAL;
     }
     if (vid > VFW_VLAN_VID_MAX) {
         return VFW_AQ_S_RANGE;
     }
     if (op == VFW_AQ_OP_ESW_FDB_ADD) {
-        st = port_of(a, dp, ld16(d + P(vfw_aq_esw_fdb, port)), false, &port);
+        st = port_of(a, dp, vfw_ld_le16(d + P(vfw_aq_esw_fdb, port)), false, &port);
         if (st) {
             return st;
         }
@@ -385,8 +385,8 @@ static uint16_t fdb_exec(struct vfw_admin *a, struct vfw_dp *dp, uint16_t op,
 /* PORT_VLAN: a VLAN-aware bridge's VLANs on one of its ports. */
 static uint16_t vlan_exec(struct vfw_admin *a, struct vfw_dp *dp, uint8_t *d)
 {
-    uint16_t port = ld16(d + P(vfw_aq_esw_vlan, port));
-    uint16_t vid = ld16(d + P(vfw_aq_esw_vlan, vid));
+    uint16_t port = vfw_ld_le16(d + P(vfw_aq_esw_vlan, port));
+    uint16_t vid = vfw_ld_le16(d + P(vfw_aq_esw_vlan, vid));
     uint8_t o = d[P(vfw_aq_esw_vlan, op)], f = d[P(vfw_aq_esw_vlan, flags)];
     const uint8_t both = VFW_ESW_VLAN_F_PVID | VFW_ESW_VLAN_F_UNTAGGED;
     unsigned sw_port;
@@ -395,7 +395,7 @@ static uint16_t vlan_exec(struct vfw_admin *a, struct vfw_dp *dp, uint8_t *d)
     if (!vfw_dp_switchdev(dp)) {
         return VFW_AQ_S_UNSUPPORTED;
     }
-    if (!all_zero(d + P(vfw_aq_esw_vlan, rsvd), sizeof(((struct vfw_aq_esw_vlan *)0)->rsvd)) ||
+    if (!vfw_all_zero(d + P(vfw_aq_esw_vlan, rsvd), sizeof(((struct vfw_aq_esw_vlan *)0)->rsvd)) ||
         o > VFW_ESW_VLAN_AWARE_ON || (f & ~both) ||
         (o != VFW_ESW_VLAN_ADD && f) ||
         (o >= VFW_ESW_VLAN_AWARE_OFF && vid)) {
@@ -419,7 +419,7 @@ uint16_t admin_esw_exec(struct vfw_admin *a, uint16_t op, uint8_t *d)
 {
     struct vfw_dp *dp = a->ops.qos_dp;
 
-    if (ld16(d + D_VF) || ld32(d + D_RSVD)) {
+    if (vfw_ld_le16(d + D_VF) || vfw_ld_le32(d + D_RSVD)) {
         return VFW_AQ_S_INVAL;
     }
     if (!dp) {
@@ -438,11 +438,11 @@ uint16_t admin_esw_exec(struct vfw_admin *a, uint16_t op, uint8_t *d)
         memset(d + D_U, 0, D_U_LEN);
         d[P(vfw_aq_esw_mode, mode)] = vfw_dp_switchdev(dp) ?
             VFW_ESW_MODE_SWITCHDEV : VFW_ESW_MODE_LEGACY;
-        st16(d + P(vfw_aq_esw_mode, num_vfs), (uint16_t)vfw_dp_num_vfs(dp));
+        vfw_st_le16(d + P(vfw_aq_esw_mode, num_vfs), (uint16_t)vfw_dp_num_vfs(dp));
         return VFW_AQ_S_OK;
     }
     /* SET: everything but the mode byte must be zero */
-    if (!all_zero(d + D_U + 1, D_U_LEN - 1)) {
+    if (!vfw_all_zero(d + D_U + 1, D_U_LEN - 1)) {
         return VFW_AQ_S_INVAL;
     }
     switch (d[P(vfw_aq_esw_mode, mode)]) {

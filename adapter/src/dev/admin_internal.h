@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "vfw_admin.h"
+#include "vfw_bytes.h"
 
 #define D_OPCODE  offsetof(struct vfw_aq_desc, opcode)
 #define D_FLAGS   offsetof(struct vfw_aq_desc, flags)
@@ -24,51 +25,6 @@
 #define D_U_LEN   sizeof(((struct vfw_aq_desc *)0)->u)
 #define P(type, field) (D_U + offsetof(struct type, field))
 
-static inline uint16_t ld16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint32_t ld32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t ld64(const uint8_t *p)
-{
-    return (uint64_t)ld32(p) | (uint64_t)ld32(p + 4) << 32;
-}
-
-static inline void st16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static inline void st32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) {
-        p[i] = (uint8_t)(v >> (8 * i));
-    }
-}
-
-static inline void st64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) {
-        p[i] = (uint8_t)(v >> (8 * i));
-    }
-}
-
-static inline bool all_zero(const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (p[i]) {
-            return false;
-        }
-    }
-    return true;
-}
 
 /* admin.c: commit `n` as VF vf's config (gen bumps if it changed). */
 void admin_vf_commit(struct vfw_admin *a, uint16_t vf,

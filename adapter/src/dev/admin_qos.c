@@ -64,9 +64,9 @@ static uint16_t st_of(int rc)
 
 static uint16_t set_line(struct vfw_admin *a, const uint8_t *d)
 {
-    uint64_t bps = ld64(d + P(vfw_aq_qos_line, rate_bps));
+    uint64_t bps = vfw_ld_le64(d + P(vfw_aq_qos_line, rate_bps));
 
-    if (!all_zero(d + P(vfw_aq_qos_line, min_bps),
+    if (!vfw_all_zero(d + P(vfw_aq_qos_line, min_bps),
                   D_U_LEN - offsetof(struct vfw_aq_qos_line, min_bps))) {
         return VFW_AQ_S_INVAL;
     }
@@ -83,14 +83,14 @@ static uint16_t get_line(struct vfw_admin *a, uint8_t *d)
 
     vsw_qos_get_line(sched(a), &rate, &overhead);
     memset(d + D_U, 0, D_U_LEN);
-    st64(d + P(vfw_aq_qos_line, rate_bps), vfw_dp_line_rate(a->ops.qos_dp));
-    st64(d + P(vfw_aq_qos_line, min_bps), VFW_QOS_LINE_MIN);
-    st64(d + P(vfw_aq_qos_line, max_bps), VFW_QOS_LINE_MAX);
-    st32(d + P(vfw_aq_qos_line, overhead), overhead);
-    st16(d + P(vfw_aq_qos_line, max_nodes), VFW_QOS_MAX_NODES);
+    vfw_st_le64(d + P(vfw_aq_qos_line, rate_bps), vfw_dp_line_rate(a->ops.qos_dp));
+    vfw_st_le64(d + P(vfw_aq_qos_line, min_bps), VFW_QOS_LINE_MIN);
+    vfw_st_le64(d + P(vfw_aq_qos_line, max_bps), VFW_QOS_LINE_MAX);
+    vfw_st_le32(d + P(vfw_aq_qos_line, overhead), overhead);
+    vfw_st_le16(d + P(vfw_aq_qos_line, max_nodes), VFW_QOS_MAX_NODES);
     d[P(vfw_aq_qos_line, max_depth)] = VFW_QOS_MAX_DEPTH;
     d[P(vfw_aq_qos_line, num_tc)] = VFW_QOS_NUM_TC;
-    st16(d + P(vfw_aq_qos_line, max_weight), VFW_QOS_MAX_WEIGHT);
+    vfw_st_le16(d + P(vfw_aq_qos_line, max_weight), VFW_QOS_MAX_WEIGHT);
     d[P(vfw_aq_qos_line, max_prio)] = VFW_QOS_MAX_PRIO;
     return VFW_AQ_S_OK;
 }
@@ -100,12 +100,12 @@ static uint16_t get_line(struct vfw_admin *a, uint8_t *d)
 /* Apply the masked fields of descriptor d onto *r (bits/s inside). */
 static uint16_t rate_merge(const uint8_t *d, vsw_qos_rate *r)
 {
-    uint64_t share = ld64(d + P(vfw_aq_qos_rate, tx_share));
-    uint64_t max = ld64(d + P(vfw_aq_qos_rate, tx_max));
-    uint32_t prio = ld32(d + P(vfw_aq_qos_rate, tx_priority));
-    uint32_t weight = ld32(d + P(vfw_aq_qos_rate, tx_weight));
-    uint16_t parent = ld16(d + P(vfw_aq_qos_rate, parent));
-    uint16_t mask = ld16(d + P(vfw_aq_qos_rate, mask));
+    uint64_t share = vfw_ld_le64(d + P(vfw_aq_qos_rate, tx_share));
+    uint64_t max = vfw_ld_le64(d + P(vfw_aq_qos_rate, tx_max));
+    uint32_t prio = vfw_ld_le32(d + P(vfw_aq_qos_rate, tx_priority));
+    uint32_t weight = vfw_ld_le32(d + P(vfw_aq_qos_rate, tx_weight));
+    uint16_t parent = vfw_ld_le16(d + P(vfw_aq_qos_rate, parent));
+    uint16_t mask = vfw_ld_le16(d + P(vfw_aq_qos_rate, mask));
 
     /* unmasked fields, children and the rest must be zero */
     if ((mask & ~VFW_QOS_F_ALL) ||
@@ -114,7 +114,7 @@ static uint16_t rate_merge(const uint8_t *d, vsw_qos_rate *r)
         (!(mask & VFW_QOS_F_TX_PRIORITY) && prio) ||
         (!(mask & VFW_QOS_F_TX_WEIGHT) && weight) ||
         (!(mask & VFW_QOS_F_PARENT) && parent) ||
-        !all_zero(d + P(vfw_aq_qos_rate, children),
+        !vfw_all_zero(d + P(vfw_aq_qos_rate, children),
                   D_U_LEN - offsetof(struct vfw_aq_qos_rate, children))) {
         return VFW_AQ_S_INVAL;
     }
@@ -144,12 +144,12 @@ static uint16_t rate_merge(const uint8_t *d, vsw_qos_rate *r)
 static void rate_store(uint8_t *d, const vsw_qos_rate *r, uint16_t children)
 {
     memset(d + D_U, 0, D_U_LEN);
-    st64(d + P(vfw_aq_qos_rate, tx_share), r->tx_share / 8);
-    st64(d + P(vfw_aq_qos_rate, tx_max), r->tx_max / 8);
-    st32(d + P(vfw_aq_qos_rate, tx_priority), r->tx_priority);
-    st32(d + P(vfw_aq_qos_rate, tx_weight), r->tx_weight);
-    st16(d + P(vfw_aq_qos_rate, parent), r->parent);
-    st16(d + P(vfw_aq_qos_rate, children), children);
+    vfw_st_le64(d + P(vfw_aq_qos_rate, tx_share), r->tx_share / 8);
+    vfw_st_le64(d + P(vfw_aq_qos_rate, tx_max), r->tx_max / 8);
+    vfw_st_le32(d + P(vfw_aq_qos_rate, tx_priority), r->tx_priority);
+    vfw_st_le32(d + P(vfw_aq_qos_rate, tx_weight), r->tx_weight);
+    vfw_st_le16(d + P(vfw_aq_qos_rate, parent), r->parent);
+    vfw_st_le16(d + P(vfw_aq_qos_rate, children), children);
 }
 
 /* Leaves and nodes whose parent is node `id` (bounded by the object count). */
@@ -255,7 +255,7 @@ static uint16_t node_add(struct vfw_admin *a, unsigned idx, uint8_t *d)
     }
     st = st_of(vsw_qos_node_add(q, id, &r, NULL));
     if (st == VFW_AQ_S_OK) {
-        st16(d + D_VF, (uint16_t)id);
+        vfw_st_le16(d + D_VF, (uint16_t)id);
     }
     return st;
 }
@@ -278,7 +278,7 @@ static uint16_t node_set(struct vfw_admin *a, unsigned id, const uint8_t *d)
 
 static uint16_t node_del(struct vfw_admin *a, unsigned id, const uint8_t *d)
 {
-    if (!all_zero(d + D_U, D_U_LEN)) {
+    if (!vfw_all_zero(d + D_U, D_U_LEN)) {
         return VFW_AQ_S_INVAL;
     }
     if (id < 1 || id > VFW_QOS_MAX_NODES) {
@@ -309,7 +309,7 @@ static uint16_t nodes_get(struct vfw_admin *a, uint8_t *d)
         }
     }
     memset(d + D_U, 0, D_U_LEN);
-    st64(d + P(vfw_aq_qos_nodes, in_use), in_use);
+    vfw_st_le64(d + P(vfw_aq_qos_nodes, in_use), in_use);
     return VFW_AQ_S_OK;
 }
 
@@ -325,7 +325,7 @@ static uint16_t set_ets(struct vfw_admin *a, const uint8_t *d)
     vsw_qos_ets e, old;
     int rc;
 
-    if (!all_zero(d + P(vfw_aq_dcb_ets, rsvd),
+    if (!vfw_all_zero(d + P(vfw_aq_dcb_ets, rsvd),
                   sizeof(((struct vfw_aq_dcb_ets *)0)->rsvd))) {
         return VFW_AQ_S_INVAL;
     }
@@ -378,13 +378,13 @@ static uint16_t set_maxrate(struct vfw_admin *a, const uint8_t *d)
     vsw_qos *q = sched(a);
     vsw_qos_ets e;
 
-    if (!all_zero(d + P(vfw_aq_dcb_maxrate, rsvd),
+    if (!vfw_all_zero(d + P(vfw_aq_dcb_maxrate, rsvd),
                   sizeof(((struct vfw_aq_dcb_maxrate *)0)->rsvd))) {
         return VFW_AQ_S_INVAL;
     }
     vsw_qos_ets_get(q, &e);
     for (unsigned t = 0; t < VFW_QOS_NUM_TC; t++) {
-        uint64_t kbps = ld32(d + P(vfw_aq_dcb_maxrate, tc_maxrate_kbps) + 4 * t);
+        uint64_t kbps = vfw_ld_le32(d + P(vfw_aq_dcb_maxrate, tc_maxrate_kbps) + 4 * t);
 
         if (kbps > VFW_QOS_LINE_MAX / 1000) {
             return VFW_AQ_S_RANGE;
@@ -402,7 +402,7 @@ static uint16_t get_maxrate(struct vfw_admin *a, uint8_t *d)
     memset(d + D_U, 0, D_U_LEN);
     for (unsigned t = 0; t < VFW_QOS_NUM_TC; t++) {
         /* set in whole kbit/s, so this is exact */
-        st32(d + P(vfw_aq_dcb_maxrate, tc_maxrate_kbps) + 4 * t,
+        vfw_st_le32(d + P(vfw_aq_dcb_maxrate, tc_maxrate_kbps) + 4 * t,
              (uint32_t)(e.maxrate[t] / 1000));
     }
     return VFW_AQ_S_OK;
@@ -412,11 +412,11 @@ static uint16_t app(struct vfw_admin *a, uint16_t op, const uint8_t *d)
 {
     uint8_t sel = d[P(vfw_aq_dcb_app, selector)];
     uint8_t prio = d[P(vfw_aq_dcb_app, priority)];
-    uint16_t proto = ld16(d + P(vfw_aq_dcb_app, protocol));
+    uint16_t proto = vfw_ld_le16(d + P(vfw_aq_dcb_app, protocol));
     bool set = op == VFW_AQ_OP_DCB_SET_APP;
     struct vfw_dp_dcb b;
 
-    if (!all_zero(d + P(vfw_aq_dcb_app, rsvd),
+    if (!vfw_all_zero(d + P(vfw_aq_dcb_app, rsvd),
                   sizeof(((struct vfw_aq_dcb_app *)0)->rsvd))) {
         return VFW_AQ_S_INVAL;
     }
@@ -451,7 +451,7 @@ static uint16_t set_trust(struct vfw_admin *a, const uint8_t *d)
     uint8_t trust = d[P(vfw_aq_dcb_trust, trust)];
     struct vfw_dp_dcb b;
 
-    if (!all_zero(d + P(vfw_aq_dcb_trust, rsvd),
+    if (!vfw_all_zero(d + P(vfw_aq_dcb_trust, rsvd),
                   sizeof(((struct vfw_aq_dcb_trust *)0)->rsvd))) {
         return VFW_AQ_S_INVAL;
     }
@@ -472,7 +472,7 @@ static uint16_t get_app(struct vfw_admin *a, uint8_t *d)
     d[P(vfw_aq_dcb_apps, trust)] = b.trust;
     d[P(vfw_aq_dcb_apps, default_prio)] = b.default_prio;
     d[P(vfw_aq_dcb_apps, flags)] = b.default_set ? VFW_APP_F_DEFAULT : 0;
-    st64(d + P(vfw_aq_dcb_apps, dscp_mapped), b.dscp_mapped);
+    vfw_st_le64(d + P(vfw_aq_dcb_apps, dscp_mapped), b.dscp_mapped);
     for (unsigned i = 0; i < 64; i++) {
         if (b.dscp_mapped >> i & 1) {
             d[P(vfw_aq_dcb_apps, dscp_prio) + i / 2] |=
@@ -490,12 +490,12 @@ static uint16_t tc_stats(struct vfw_admin *a, unsigned tc, uint8_t *d)
         return VFW_AQ_S_RANGE;
     }
     memset(d + D_U, 0, D_U_LEN);
-    st64(d + P(vfw_aq_qos_tc_stats, queued_pkts), s.queued_pkts);
-    st64(d + P(vfw_aq_qos_tc_stats, queued_bytes), s.queued_bytes);
-    st64(d + P(vfw_aq_qos_tc_stats, sent_pkts), s.sent_pkts);
-    st64(d + P(vfw_aq_qos_tc_stats, sent_bytes), s.sent_bytes);
-    st64(d + P(vfw_aq_qos_tc_stats, dropped_pkts), s.dropped_pkts);
-    st64(d + P(vfw_aq_qos_tc_stats, dropped_bytes), s.dropped_bytes);
+    vfw_st_le64(d + P(vfw_aq_qos_tc_stats, queued_pkts), s.queued_pkts);
+    vfw_st_le64(d + P(vfw_aq_qos_tc_stats, queued_bytes), s.queued_bytes);
+    vfw_st_le64(d + P(vfw_aq_qos_tc_stats, sent_pkts), s.sent_pkts);
+    vfw_st_le64(d + P(vfw_aq_qos_tc_stats, sent_bytes), s.sent_bytes);
+    vfw_st_le64(d + P(vfw_aq_qos_tc_stats, dropped_pkts), s.dropped_pkts);
+    vfw_st_le64(d + P(vfw_aq_qos_tc_stats, dropped_bytes), s.dropped_bytes);
     return VFW_AQ_S_OK;
 }
 
@@ -520,12 +520,12 @@ static bool indexed(uint16_t op)
 
 uint16_t admin_qos_exec(struct vfw_admin *a, uint16_t op, uint8_t *d)
 {
-    uint16_t idx = ld16(d + D_VF);
+    uint16_t idx = vfw_ld_le16(d + D_VF);
 
     if (!sched(a)) {
         return VFW_AQ_S_UNSUPPORTED;
     }
-    if (ld32(d + D_RSVD) || (idx && !indexed(op))) {
+    if (vfw_ld_le32(d + D_RSVD) || (idx && !indexed(op))) {
         return VFW_AQ_S_INVAL;
     }
     switch (op) {

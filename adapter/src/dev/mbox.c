@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "vfw_bytes.h"
 #include "vfw_mbox.h"
 
 #define WIN_END       0x0300   /* window 0x0200..0x02ff */
@@ -26,19 +27,6 @@ static void fire(struct vfw_mbox *m, unsigned fn, uint32_t ctrl,
                    (ctrl >> VFW_MBX_CTRL_VEC_SHIFT) & VFW_MBX_CTRL_VEC_MASK);
     } else {
         *pending = true;
-    }
-}
-
-static uint32_t ld32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static void st32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) {
-        p[i] = (uint8_t)(v >> (8 * i));
     }
 }
 
@@ -105,10 +93,10 @@ static uint32_t pf_read(const struct vfw_mbox *m, uint64_t addr)
         if (m->sel >= m->total_vfs || !pending(m, m->sel)) {
             return 0;
         }
-        return ld32(m->vf[m->sel].posted + (addr - VFW_REG_PF_MBX_REQ(0)));
+        return vfw_ld_le32(m->vf[m->sel].posted + (addr - VFW_REG_PF_MBX_REQ(0)));
     }
     if (in_words(addr, VFW_REG_PF_MBX_REPLY(0), VFW_MBX_MSG_WORDS)) {
-        return ld32(m->reply + (addr - VFW_REG_PF_MBX_REPLY(0)));
+        return vfw_ld_le32(m->reply + (addr - VFW_REG_PF_MBX_REPLY(0)));
     }
     switch (addr) {
     case VFW_REG_PF_MBX_SEL:
@@ -123,7 +111,7 @@ static uint32_t pf_read(const struct vfw_mbox *m, uint64_t addr)
 static uint32_t vf_read(const struct vfw_mbox_vf *v, uint64_t addr)
 {
     if (in_words(addr, VFW_REG_MBX_MSG(0), VFW_MBX_MSG_WORDS)) {
-        return ld32(v->msg + (addr - VFW_REG_MBX_MSG(0)));
+        return vfw_ld_le32(v->msg + (addr - VFW_REG_MBX_MSG(0)));
     }
     switch (addr) {
     case VFW_REG_MBX_CTRL:
@@ -166,7 +154,7 @@ static void pf_reply(struct vfw_mbox *m)
 static void pf_write(struct vfw_mbox *m, uint64_t addr, uint32_t v)
 {
     if (in_words(addr, VFW_REG_PF_MBX_REPLY(0), VFW_MBX_MSG_WORDS)) {
-        st32(m->reply + (addr - VFW_REG_PF_MBX_REPLY(0)), v);
+        vfw_st_le32(m->reply + (addr - VFW_REG_PF_MBX_REPLY(0)), v);
         return;
     }
     switch (addr) {
@@ -209,7 +197,7 @@ static void vf_write(struct vfw_mbox *m, unsigned vf, uint64_t addr,
     struct vfw_mbox_vf *v = &m->vf[vf];
 
     if (in_words(addr, VFW_REG_MBX_MSG(0), VFW_MBX_MSG_WORDS)) {
-        st32(v->msg + (addr - VFW_REG_MBX_MSG(0)), val);
+        vfw_st_le32(v->msg + (addr - VFW_REG_MBX_MSG(0)), val);
         return;
     }
     switch (addr) {

@@ -38,6 +38,7 @@
 #include "vfw_uplink.h"
 #include "vfwarp/vfwarp_admin.h"
 #include "vswitch.h"
+#include "vfw_bytes.h"
 
 /* struct vfw_dp_vf_cfg.link_state */
 #define LINK_STATE_AUTO    0
@@ -128,21 +129,7 @@ static inline unsigned fn_count(const struct vfw_dp *dp)
     return 1 + dp->total_vfs;
 }
 
-/* Descriptor fields, little endian (vfwarp_ring.h). */
-static inline uint16_t le16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint64_t le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--) {
-        v = v << 8 | p[i];
-    }
-    return v;
-}
+/* Descriptor fields are little endian (vfwarp_ring.h): vfw_bytes.h. */
 
 /* A ring the device may use: enabled, and not stopped by an error. */
 static inline bool ring_on(const struct dp_ring *r)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vfw_bytes.h"
 #include "vfw_pcap.h"
 
 #define PCAP_MAGIC_US      0xa1b2c3d4u
@@ -19,19 +20,6 @@ struct vfw_pcap {
 /* pcap is written in the writer's native byte order (readers detect it by
  * the magic); we write little-endian explicitly so files are identical on
  * every host. */
-static void le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static void le16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
 
 struct vfw_pcap *vfw_pcap_open(const char *path, uint32_t snaplen)
 {
@@ -49,13 +37,13 @@ struct vfw_pcap *vfw_pcap_open(const char *path, uint32_t snaplen)
         return NULL;
     }
     uint8_t h[24];
-    le32(h, PCAP_MAGIC_US);
-    le16(h + 4, 2);
-    le16(h + 6, 4);
-    le32(h + 8, 0);             /* thiszone */
-    le32(h + 12, 0);            /* sigfigs */
-    le32(h + 16, p->snaplen);
-    le32(h + 20, LINKTYPE_ETHERNET);
+    vfw_st_le32(h, PCAP_MAGIC_US);
+    vfw_st_le16(h + 4, 2);
+    vfw_st_le16(h + 6, 4);
+    vfw_st_le32(h + 8, 0);             /* thiszone */
+    vfw_st_le32(h + 12, 0);            /* sigfigs */
+    vfw_st_le32(h + 16, p->snaplen);
+    vfw_st_le32(h + 20, LINKTYPE_ETHERNET);
     if (fwrite(h, sizeof(h), 1, p->f) != 1) {
         int e = errno;
         fclose(p->f);
@@ -75,10 +63,10 @@ int vfw_pcap_write(struct vfw_pcap *p, uint64_t ts_ns, const uint8_t *frame,
         len = 0xffffffffu;
     uint32_t incl = len > p->snaplen ? p->snaplen : (uint32_t)len;
     uint8_t h[16];
-    le32(h, (uint32_t)(ts_ns / 1000000000u));
-    le32(h + 4, (uint32_t)(ts_ns % 1000000000u / 1000u));
-    le32(h + 8, incl);
-    le32(h + 12, (uint32_t)len);
+    vfw_st_le32(h, (uint32_t)(ts_ns / 1000000000u));
+    vfw_st_le32(h + 4, (uint32_t)(ts_ns % 1000000000u / 1000u));
+    vfw_st_le32(h + 8, incl);
+    vfw_st_le32(h + 12, (uint32_t)len);
     if (fwrite(h, sizeof(h), 1, p->f) != 1 ||
         (incl && fwrite(frame, incl, 1, p->f) != 1))
         return errno ? -errno : -EIO;

@@ -45,8 +45,8 @@ void eth_rx_frame(struct vfw_dp *dp, unsigned fn, const uint8_t *frame,
         f->stat[VFW_STAT_RX_NO_BUF]++;
         return;
     }
-    addr = le64(raw);
-    buf_len = le16(raw + 8);
+    addr = vfw_ld_le64(raw);
+    buf_len = vfw_ld_le16(raw + 8);
     memset(raw + 8, 0, 8);
     raw[10] = VFW_RXD_STS_DD;
     if (len > buf_len || dp->ops->dma_write(dp->ctx, fn, addr, frame, len)) {

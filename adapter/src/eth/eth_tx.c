@@ -219,7 +219,7 @@ void eth_tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q)
             if (!fetch(dp, fn, r, (r->head + n) & mask, raw[n])) {
                 goto out;
             }
-            l = le16(raw[n] + 8);
+            l = vfw_ld_le16(raw[n] + 8);
             n++;
             if (l == 0 || l > VFW_FRAME_MAX || total + l > VFW_FRAME_MAX) {
                 bad = true;
@@ -247,9 +247,9 @@ void eth_tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q)
             size_t off = 0;
 
             for (unsigned i = 0; i < n && !bad; i++) {
-                uint16_t l = le16(raw[i] + 8);
+                uint16_t l = vfw_ld_le16(raw[i] + 8);
 
-                if (dp->ops->dma_read(dp->ctx, fn, le64(raw[i]),
+                if (dp->ops->dma_read(dp->ctx, fn, vfw_ld_le64(raw[i]),
                                       dp->buf + off, l)) {
                     bad = true;
                 }
@@ -257,7 +257,7 @@ void eth_tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q)
             }
         }
         if (!bad && (raw[0][10] & VFW_TXD_VLAN)) {
-            uint16_t tci = le16(raw[0] + 12);
+            uint16_t tci = vfw_ld_le16(raw[0] + 12);
 
             memmove(dp->buf + 16, dp->buf + 12, total - 12);
             dp->buf[12] = 0x81;
@@ -268,7 +268,7 @@ void eth_tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q)
         }
         if (!bad && (raw[0][10] & VFW_TXD_TO_PORT)) {
             /* representor xmit: the PF in switchdev mode, an existing VF */
-            uint16_t to = le16(raw[0] + 14);
+            uint16_t to = vfw_ld_le16(raw[0] + 14);
 
             if (fn != VFW_DP_FN_PF || !dp->switchdev || to >= dp->total_vfs) {
                 bad = true;
@@ -287,7 +287,7 @@ void eth_tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q)
         } else if (raw[0][10] & VFW_TXD_TO_PORT) {
             f->stat[VFW_STAT_TX_PKTS]++;
             f->stat[VFW_STAT_TX_BYTES] += total;
-            to_vf(dp, le16(raw[0] + 14), dp->buf, total);
+            to_vf(dp, vfw_ld_le16(raw[0] + 14), dp->buf, total);
         } else {
             unsigned why;
 

@@ -170,7 +170,7 @@ static int send_frame(struct vfw_cep *c, bool req, uint8_t flags, uint8_t rev,
      * when the H bit announces it */
     buf[16] = (uint8_t)(flags | (v2hdr ? MPA_FLAG_H : 0));
     buf[17] = rev;
-    put_be16(buf + 18, total);
+    vfw_st_be16(buf + 18, total);
     uint32_t n = MPA_HDR_LEN;
     if (v2hdr) {
         memcpy(buf + n, v2hdr, MPA_V2_HDR);
@@ -243,8 +243,8 @@ int vfw_connect(struct vfw_engine *e, uint32_t cep_id, uint32_t qp_id,
             if (m & VFW_RTR_READ)
                 ord |= MPA_V2_READ_RTR;
         }
-        put_be16(v2, ird);
-        put_be16(v2 + 2, ord);
+        vfw_st_be16(v2, ird);
+        vfw_st_be16(v2 + 2, ord);
     }
     rc = send_frame(c, true, p->crc ? MPA_FLAG_C : 0, p->mpa_rev,
                     p->mpa_rev == 2 ? v2 : NULL, p->pdata, p->pdata_len);
@@ -317,8 +317,8 @@ int vfw_accept(struct vfw_engine *e, uint32_t cep_id, uint32_t qp_id,
             if (rtr == VFW_RTR_READ)
                 ord |= MPA_V2_READ_RTR;
         }
-        put_be16(v2, ird);
-        put_be16(v2 + 2, ord);
+        vfw_st_be16(v2, ird);
+        vfw_st_be16(v2 + 2, ord);
     }
     c->qp = qp_id;
     rc = send_frame(c, false, p->crc ? MPA_FLAG_C : 0, rev,
@@ -375,15 +375,15 @@ static void hs_fail(struct vfw_engine *e, uint32_t cep_id, int err)
 static void hs_frame(struct vfw_engine *e, uint32_t cep_id, struct vfw_cep *c)
 {
     const uint8_t *h = c->hbuf;
-    uint16_t pdl = get_be16(h + 18);
+    uint16_t pdl = vfw_ld_be16(h + 18);
     const uint8_t *pd = h + MPA_HDR_LEN;
     c->peer_flags = h[16];
     c->peer_rev = h[17];
     /* rev 2 without H: plain private data, no IRD/ORD header (RFC 6581) */
     if (c->peer_rev == 2 && (h[16] & MPA_FLAG_H) && pdl >= MPA_V2_HDR) {
         c->peer_v2hdr = true;
-        c->peer_ird = get_be16(pd);
-        c->peer_ord = get_be16(pd + 2);
+        c->peer_ird = vfw_ld_be16(pd);
+        c->peer_ord = vfw_ld_be16(pd + 2);
         pd += MPA_V2_HDR;
         pdl -= MPA_V2_HDR;
     }
@@ -479,12 +479,12 @@ static size_t cep_rx(struct vfw_engine *e, uint32_t cep_id, const uint8_t *d,
                 if (c->hlen < MPA_HDR_LEN)
                     break;
                 if (memcmp(c->hbuf, key, 16) != 0 ||
-                    get_be16(c->hbuf + 18) > VFW_MAX_PDATA) {
+                    vfw_ld_be16(c->hbuf + 18) > VFW_MAX_PDATA) {
                     hs_fail(e, cep_id, -EPROTO);
                     return len;
                 }
             }
-            uint32_t need = MPA_HDR_LEN + get_be16(c->hbuf + 18);
+            uint32_t need = MPA_HDR_LEN + vfw_ld_be16(c->hbuf + 18);
             uint32_t take = need - c->hlen;
             if (take > rem)
                 take = (uint32_t)rem;

@@ -17,14 +17,14 @@ uint32_t vfw_ddp_hdr(const struct vfw_txmsg *m, uint8_t *p, bool last)
                      DDP_VERSION);
     p[1] = (uint8_t)(RDMAP_VERSION << 6 | m->opcode);
     if (m->tagged) {
-        put_be32(p + 2, m->stag);
-        put_be64(p + 6, m->to);
+        vfw_st_be32(p + 2, m->stag);
+        vfw_st_be64(p + 6, m->to);
         return DDP_TAGGED_HDR;
     }
-    put_be32(p + 2, m->rsvd);
-    put_be32(p + 6, m->qn);
-    put_be32(p + 10, m->msn);
-    put_be32(p + 14, m->off);     /* MO */
+    vfw_st_be32(p + 2, m->rsvd);
+    vfw_st_be32(p + 6, m->qn);
+    vfw_st_be32(p + 10, m->msn);
+    vfw_st_be32(p + 14, m->off);     /* MO */
     return DDP_UNTAGGED_HDR;
 }
 
@@ -173,8 +173,8 @@ void vfw_ddp_rx(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
             return;
         }
         if (!tagged && op == VFW_RDMAP_SEND && len == hl && last &&
-            get_be32(u + 6) == DDP_QN_SEND &&
-            get_be32(u + 10) == qp->rx_msn[DDP_QN_SEND]) {
+            vfw_ld_be32(u + 6) == DDP_QN_SEND &&
+            vfw_ld_be32(u + 10) == qp->rx_msn[DDP_QN_SEND]) {
             qp->rx_msn[DDP_QN_SEND]++;
             if (gated)
                 vfw_rdmap_tx(e, qp_id);

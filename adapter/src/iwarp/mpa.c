@@ -31,7 +31,7 @@ static uint32_t fpdu_len(uint16_t ulen)
 uint32_t vfw_mpa_frame(struct vfw_qp *qp, uint8_t *f, uint32_t ulen)
 {
     uint32_t n = 2 + ulen;
-    put_be16(f, (uint16_t)ulen);
+    vfw_st_be16(f, (uint16_t)ulen);
     while (n & 3)
         f[n++] = 0;
     uint32_t crc = qp->crc ? vfw_crc32c(0, f, n) : 0;
@@ -54,7 +54,7 @@ static void rx_fpdu(struct vfw_engine *e, uint32_t cep_id, const uint8_t *f,
     struct vfw_qp *qp = vfw_qp_get(e, qp_id);
     if (!qp || (qp->state != VFW_QPS_RTS && qp->state != VFW_QPS_CLOSING))
         return;               /* after Terminate/ERROR: discard */
-    uint16_t ulen = get_be16(f);
+    uint16_t ulen = vfw_ld_be16(f);
     e->st.rx_fpdus++;
     if (qp->crc) {
         uint32_t n = flen - 4;
@@ -82,21 +82,21 @@ size_t vfw_mpa_rx_step(struct vfw_engine *e, uint32_t cep_id,
     if (!c->rxbuf)
         return rem;
     if (c->rxlen == 0 && rem >= 2) {
-        uint32_t fl = fpdu_len(get_be16(d));
+        uint32_t fl = fpdu_len(vfw_ld_be16(d));
         if (rem >= fl) {        /* whole FPDU in place: no copy */
             rx_fpdu(e, cep_id, d, fl);
             return fl;
         }
     }
-    uint32_t need = c->rxlen < 2 ? 2 : fpdu_len(get_be16(c->rxbuf));
+    uint32_t need = c->rxlen < 2 ? 2 : fpdu_len(vfw_ld_be16(c->rxbuf));
     uint32_t take = need - c->rxlen;
     if (take > rem)
         take = (uint32_t)rem;
     memcpy(c->rxbuf + c->rxlen, d, take);
     c->rxlen += take;
-    if (c->rxlen >= 2 && c->rxlen == fpdu_len(get_be16(c->rxbuf))) {
+    if (c->rxlen >= 2 && c->rxlen == fpdu_len(vfw_ld_be16(c->rxbuf))) {
         c->rxlen = 0;
-        rx_fpdu(e, cep_id, c->rxbuf, fpdu_len(get_be16(c->rxbuf)));
+        rx_fpdu(e, cep_id, c->rxbuf, fpdu_len(vfw_ld_be16(c->rxbuf)));
     }
     return take;
 }

@@ -92,7 +92,7 @@ void vfw_rdmap_terminate(struct vfw_engine *e, struct vfw_qp *qp,
                     (hdr[1] & 0xf) == VFW_RDMAP_READ_REQ;
         if (hdr_len >= hl) {
             t[2] = TERM_F_M | TERM_F_D | (rhdr ? TERM_F_R : 0);
-            put_be16(t + n, (uint16_t)(seg_len > 0xffff ? 0xffff : seg_len));
+            vfw_st_be16(t + n, (uint16_t)(seg_len > 0xffff ? 0xffff : seg_len));
             n += 2;
             memcpy(t + n, hdr, hl);
             n += hl;
@@ -158,8 +158,8 @@ void vfw_rdmap_rx_tagged(struct vfw_engine *e, struct vfw_qp *qp,
 {
     uint8_t op = u[1] & 0xf;
     bool last = u[0] & DDP_F_LAST;
-    uint32_t stag = get_be32(u + 2);
-    uint64_t to = get_be64(u + 6);
+    uint32_t stag = vfw_ld_be32(u + 2);
+    uint64_t to = vfw_ld_be64(u + 6);
     const uint8_t *p = u + DDP_TAGGED_HDR;
     uint32_t pl = len - DDP_TAGGED_HDR;
 
@@ -256,7 +256,7 @@ static void rx_send(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
 {
     uint8_t op = u[1] & 0xf;
     bool last = u[0] & DDP_F_LAST;
-    uint32_t msn = get_be32(u + 10), mo = get_be32(u + 14);
+    uint32_t msn = vfw_ld_be32(u + 10), mo = vfw_ld_be32(u + 14);
     const uint8_t *p = u + DDP_UNTAGGED_HDR;
     uint32_t pl = len - DDP_UNTAGGED_HDR;
 
@@ -270,7 +270,7 @@ static void rx_send(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
         return;
     }
     bool inv = op == VFW_RDMAP_SEND_INV || op == VFW_RDMAP_SEND_SE_INV;
-    uint32_t inv_stag = get_be32(u + 2);
+    uint32_t inv_stag = vfw_ld_be32(u + 2);
     /* only an STag of this stream's PD can be invalidated; refuse before
      * any byte of the message is placed */
     enum vfw_mr_err ie = inv ? vfw_mr_check(e, qp->attr.pd_id, inv_stag, 0,
@@ -338,11 +338,11 @@ static void rx_read_req(struct vfw_engine *e, struct vfw_qp *qp,
         term_op(e, qp, qp_id, RDMAP_EC_OPCODE, u, DDP_UNTAGGED_HDR, len);
         return;
     }
-    if (!(u[0] & DDP_F_LAST) || get_be32(u + 14) != 0) {
+    if (!(u[0] & DDP_F_LAST) || vfw_ld_be32(u + 14) != 0) {
         term_untagged(e, qp, qp_id, DDP_EC_U_INV_MO, u, len);
         return;
     }
-    if (get_be32(u + 10) != qp->rx_msn[DDP_QN_READ]) {
+    if (vfw_ld_be32(u + 10) != qp->rx_msn[DDP_QN_READ]) {
         term_untagged(e, qp, qp_id, DDP_EC_U_MSN_RANGE, u, len);
         return;
     }
@@ -351,9 +351,9 @@ static void rx_read_req(struct vfw_engine *e, struct vfw_qp *qp,
         return;
     }
     struct vfw_ird_ent r = {
-        .sink_stag = get_be32(p), .sink_to = get_be64(p + 4),
-        .len = get_be32(p + 12), .src_stag = get_be32(p + 16),
-        .src_to = get_be64(p + 20),
+        .sink_stag = vfw_ld_be32(p), .sink_to = vfw_ld_be64(p + 4),
+        .len = vfw_ld_be32(p + 12), .src_stag = vfw_ld_be32(p + 16),
+        .src_to = vfw_ld_be64(p + 20),
     };
     uint32_t limit = r.len ? qp->ird : VFW_MAX_ORD_IRD;  /* Read RTR */
     if (qp->ird_cnt >= limit) {
@@ -427,7 +427,7 @@ static void rx_terminate(struct vfw_engine *e, struct vfw_qp *qp,
 void vfw_rdmap_rx_untagged(struct vfw_engine *e, struct vfw_qp *qp,
                            uint32_t qp_id, const uint8_t *u, uint32_t len)
 {
-    switch (get_be32(u + 6)) {
+    switch (vfw_ld_be32(u + 6)) {
     case DDP_QN_SEND:
         rx_send(e, qp, qp_id, u, len);
         break;
@@ -491,8 +491,8 @@ static bool pick(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
             untagged(m, qp, DDP_QN_SEND, VFW_RDMAP_SEND);
         } else {
             untagged(m, qp, DDP_QN_READ, VFW_RDMAP_READ_REQ);
-            put_be32(m->small, RTR_STAG);
-            put_be32(m->small + 16, RTR_STAG);
+            vfw_st_be32(m->small, RTR_STAG);
+            vfw_st_be32(m->small + 16, RTR_STAG);
             m->total = RDMAP_READ_REQ_LEN;
             qp->rtr_read_pending = true;
         }
@@ -541,11 +541,11 @@ static bool pick(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
             m->kind = TX_READ_REQ;
             m->sq_idx = idx;
             untagged(m, qp, DDP_QN_READ, VFW_RDMAP_READ_REQ);
-            put_be32(m->small, s->stag);
-            put_be64(m->small + 4, s->addr);
-            put_be32(m->small + 12, s->len);
-            put_be32(m->small + 16, wr->remote_stag);
-            put_be64(m->small + 20, wr->remote_addr);
+            vfw_st_be32(m->small, s->stag);
+            vfw_st_be64(m->small + 4, s->addr);
+            vfw_st_be32(m->small + 12, s->len);
+            vfw_st_be32(m->small + 16, wr->remote_stag);
+            vfw_st_be64(m->small + 20, wr->remote_addr);
             m->total = RDMAP_READ_REQ_LEN;
             struct vfw_ord_ent *o =
                 &qp->ord_q[(qp->ord_head + qp->ord_cnt) % VFW_MAX_ORD_IRD];

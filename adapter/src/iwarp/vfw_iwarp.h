@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include "vfw_bytes.h"
 #include "vfw_engine.h"
 
 /* ---- wire formats --------------------------------------------------------*/
@@ -66,18 +67,6 @@ enum {
 enum { MPA_EC_CLOSED = 0x01, MPA_EC_CRC = 0x02, MPA_EC_MARKER = 0x03,
        MPA_EC_REQ_REP = 0x04 };
 
-static inline uint16_t get_be16(const uint8_t *p)
-{ return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t get_be32(const uint8_t *p)
-{ return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
-static inline uint64_t get_be64(const uint8_t *p)
-{ return (uint64_t)get_be32(p) << 32 | get_be32(p + 4); }
-static inline void put_be16(uint8_t *p, uint16_t v)
-{ p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static inline void put_be32(uint8_t *p, uint32_t v)
-{ p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v; }
-static inline void put_be64(uint8_t *p, uint64_t v)
-{ put_be32(p, (uint32_t)(v >> 32)); put_be32(p + 4, (uint32_t)v); }
 
 /* ---- objects -------------------------------------------------------------*/
 struct vfw_pd { bool used; uint32_t refs; };

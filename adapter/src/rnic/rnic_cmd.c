@@ -12,7 +12,7 @@
 #include "rnic_internal.h"
 #include "../iwarp/vfw_iwarp.h"
 
-#define RZ(field) rn_all_zero((field), sizeof(field))
+#define RZ(field) vfw_all_zero((field), sizeof(field))
 
 static int st_of(int err)
 {
@@ -79,7 +79,7 @@ static int cmd_mr_reg(struct rnic_fn *fs, struct vfw_rcmd *d)
     int rc;
     if (c->flags & VFW_MR_F_PHYS) {
         /* the kernel's DMA MR: TO == the function's DMA address */
-        if (!rn_all_zero(&c->pgl, sizeof(c->pgl)) ||
+        if (!vfw_all_zero(&c->pgl, sizeof(c->pgl)) ||
             (acc & (VFW_MR_ACC_REMOTE_WRITE | VFW_MR_ACC_REMOTE_READ)))
             return VFW_RCMD_S_INVAL;
         if (!vfw_pd_valid(fs->e, c->pd))
@@ -293,7 +293,7 @@ static int cmd_qp_query(struct rnic_fn *fs, struct vfw_rcmd *d)
 {
     struct vfw_rcmd_qp_query *c = &d->u.qp_query;
     /* everything after qp is reply: the driver must zero it */
-    if (!rn_all_zero((uint8_t *)c + 4, sizeof(*c) - 4))
+    if (!vfw_all_zero((uint8_t *)c + 4, sizeof(*c) - 4))
         return VFW_RCMD_S_INVAL;
     if (!qp_get(fs, c->qp))
         return VFW_RCMD_S_NOENT;

@@ -24,6 +24,7 @@
 #include "vfw_engine.h"
 #include "vfw_tcp.h"
 #include "vfw_rnic.h"
+#include "vfw_bytes.h"
 
 #define RNIC_MAX_FN          (1u + 128u)   /* PF + 128 VFs (hard bound) */
 #define RNIC_RXQ_LEN         256           /* per-function input frames */
@@ -214,16 +215,5 @@ int rnic_cm_reject(struct rnic_fn *fs, uint32_t cep, const uint8_t *pdata,
 void rnic_cm_teardown(struct rnic_fn *fs);
 bool rnic_cm_handshaking(const struct rnic_fn *fs);
 
-/* little-endian helpers: guest structures are LE */
-static inline uint16_t rn_ld16(const void *p)
-{ const uint8_t *b = p; return (uint16_t)(b[0] | b[1] << 8); }
-static inline uint32_t rn_ld32(const void *p)
-{ const uint8_t *b = p; return (uint32_t)b[0] | (uint32_t)b[1] << 8 |
-                               (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24; }
-static inline uint64_t rn_ld64(const void *p)
-{ const uint8_t *b = p; return rn_ld32(b) | (uint64_t)rn_ld32(b + 4) << 32; }
-static inline bool rn_all_zero(const void *p, size_t n)
-{ const uint8_t *b = p; for (size_t i = 0; i < n; i++) if (b[i]) return false;
-  return true; }
 
 #endif /* RNIC_INTERNAL_H */

@@ -69,7 +69,7 @@ int rnic_pgl_fetch(struct rnic_fn *fs, const struct vfw_pgl_ref *ref,
         return VFW_RCMD_S_DMA;
     }
     for (uint64_t i = 0; i < span; i++) {
-        p[i] = rn_ld64(&p[i]);
+        p[i] = vfw_ld_le64(&p[i]);
         if ((p[i] & (psz - 1)) || p[i] + psz - 1 < p[i]) {
             free(p);
             return VFW_RCMD_S_INVAL;

@@ -137,7 +137,7 @@ static void cqe_write(struct rnic_fn *fs, uint32_t cq_id,
             cq_error(fs, cq_id, c);
             return;
         }
-        c->cons_seen = rn_ld32(b);
+        c->cons_seen = vfw_ld_le32(b);
         if (c->prod - c->cons_seen >= c->depth) {
             rnic_stat(fs, VFW_RSTAT_CQ_OVERFLOW);
             cq_error(fs, cq_id, c);
