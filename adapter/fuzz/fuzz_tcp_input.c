@@ -46,24 +46,24 @@ static void out(void *o, const uint8_t *f, size_t len)
 {
     struct fz *z = o;
     z->frames_out++;
-    if (len < 54 || vfw_get16(f + 12) != 0x0800)
+    if (len < 54 || vfw_ld_be16(f + 12) != 0x0800)
         return;
     const uint8_t *t = f + 14 + (f[14] & 0xf) * 4;
     if ((size_t)(t - f) + 20 > len)
         return;
-    uint16_t tot = vfw_get16(f + 16);
+    uint16_t tot = vfw_ld_be16(f + 16);
     size_t thl = (size_t)(t[12] >> 4) * 4;
-    uint32_t seq = vfw_get32(t + 4);
+    uint32_t seq = vfw_ld_be32(t + 4);
     uint32_t dl = (uint32_t)(tot - (f[14] & 0xf) * 4 - thl);
     if (t[13] & VFW_TH_SYN) {
         z->isn_seen = seq;
         dl++;
     }
-    if (vfw_get16(t + 2) == z->st_port) {
+    if (vfw_ld_be16(t + 2) == z->st_port) {
         if (VFW_SEQ_GT(seq + dl, z->st_seq))
             z->st_seq = seq + dl;
         if (t[13] & VFW_TH_ACK)
-            z->st_ack = vfw_get32(t + 8);
+            z->st_ack = vfw_ld_be32(t + 8);
     }
 }
 
@@ -320,16 +320,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             else
                 memcpy(a, MAC_L, 6);
             memcpy(a + 6, MAC_P, 6);
-            vfw_put16(a + 12, 0x0806);
-            vfw_put16(a + 14, (op & 16) ? u16(&r) : 1);
-            vfw_put16(a + 16, 0x0800);
+            vfw_st_be16(a + 12, 0x0806);
+            vfw_st_be16(a + 14, (op & 16) ? u16(&r) : 1);
+            vfw_st_be16(a + 16, 0x0800);
             a[18] = 6;
             a[19] = 4;
-            vfw_put16(a + 20, (uint16_t)(1 + (u8(&r) & 1)));
+            vfw_st_be16(a + 20, (uint16_t)(1 + (u8(&r) & 1)));
             memcpy(a + 22, MAC_P, 6);
             a[27] = u8(&r);
-            vfw_put32(a + 28, (op & 32) ? u32(&r) : IP_P);
-            vfw_put32(a + 38, (op & 64) ? u32(&r) : IP_L);
+            vfw_st_be32(a + 28, (op & 32) ? u32(&r) : IP_P);
+            vfw_st_be32(a + 38, (op & 64) ? u32(&r) : IP_L);
             vfw_tcp_input(z.s, a, (op & 128) ? 60 : (size_t)u8(&r) % 61);
             break;
         }

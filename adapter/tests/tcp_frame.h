@@ -2,7 +2,7 @@
 /*
  * tcp_frame.h - an Ethernet/IPv4/TCP frame built from its fields, for the
  * tests and the fuzz targets that feed the adapter's TCP. Written apart
- * from src/tcp.c's own segment builder on purpose: input crafted by the
+ * from src/tcp/tcp_output.c's own segment builder on purpose: input crafted by the
  * code under test would share its mistakes.
  */
 #ifndef TCP_FRAME_H
@@ -28,23 +28,23 @@ static inline size_t tcp_frame(uint8_t *f, const uint8_t dmac[6],
 
     memcpy(f, dmac, 6);
     memcpy(f + 6, smac, 6);
-    vfw_put16(f + 12, 0x0800);
+    vfw_st_be16(f + 12, 0x0800);
     memset(ip, 0, 20);
     ip[0] = 0x45;
-    vfw_put16(ip + 2, (uint16_t)(20 + tl));
+    vfw_st_be16(ip + 2, (uint16_t)(20 + tl));
     ip[8] = 64;
     ip[9] = 6;
-    vfw_put32(ip + 12, sip);
-    vfw_put32(ip + 16, dip);
+    vfw_st_be32(ip + 12, sip);
+    vfw_st_be32(ip + 16, dip);
     vfw_csum_store(ip + 10, vfw_csum_partial(ip, 20, 0));
     memset(t, 0, 20);
-    vfw_put16(t, sport);
-    vfw_put16(t + 2, dport);
-    vfw_put32(t + 4, seq);
-    vfw_put32(t + 8, ack);
+    vfw_st_be16(t, sport);
+    vfw_st_be16(t + 2, dport);
+    vfw_st_be32(t + 4, seq);
+    vfw_st_be32(t + 8, ack);
     t[12] = (uint8_t)(((20 + optlen) / 4) << 4);
     t[13] = flags;
-    vfw_put16(t + 14, wnd);
+    vfw_st_be16(t + 14, wnd);
     if (optlen)
         memcpy(t + 20, opt, optlen);
     if (plen)

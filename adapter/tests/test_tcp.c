@@ -299,19 +299,19 @@ static struct segview parse(const uint8_t *f, size_t len)
 {
     struct segview v;
     memset(&v, 0, sizeof(v));
-    if (len < 54 || vfw_get16(f + 12) != 0x0800 || f[23] != 6)
+    if (len < 54 || vfw_ld_be16(f + 12) != 0x0800 || f[23] != 6)
         return v;
     size_t ihl = (size_t)(f[14] & 0xf) * 4;
     const uint8_t *t = f + 14 + ihl;
-    size_t tot = vfw_get16(f + 16);
+    size_t tot = vfw_ld_be16(f + 16);
     size_t thl = (size_t)(t[12] >> 4) * 4;
     v.tcp = true;
-    v.sport = vfw_get16(t);
-    v.dport = vfw_get16(t + 2);
-    v.seq = vfw_get32(t + 4);
-    v.ack = vfw_get32(t + 8);
+    v.sport = vfw_ld_be16(t);
+    v.dport = vfw_ld_be16(t + 2);
+    v.seq = vfw_ld_be32(t + 4);
+    v.ack = vfw_ld_be32(t + 8);
     v.flags = t[13];
-    v.wnd = vfw_get16(t + 14);
+    v.wnd = vfw_ld_be16(t + 14);
     v.len = (uint32_t)(tot - ihl - thl);
     return v;
 }
@@ -968,7 +968,7 @@ static int t_malformed(void)
     /* IP total length larger than the frame; ihl < 5; version 6 */
     uint64_t m0 = st.malformed;
     memcpy(g, f, n);
-    vfw_put16(g + 16, 1400);
+    vfw_st_be16(g + 16, 1400);
     vfw_tcp_input(s, g, n);
     memcpy(g, f, n);
     g[14] = 0x44;
@@ -995,7 +995,7 @@ static int t_malformed(void)
     CHECK(g_out == 0);
     /* fragment (MF set), with a valid checksum */
     memcpy(g, f, n);
-    vfw_put16(g + 20, 0x2000);
+    vfw_st_be16(g + 20, 0x2000);
     memset(g + 24, 0, 2);
     vfw_csum_store(g + 24, vfw_csum_partial(g + 14, 20, 0));
     vfw_tcp_input(s, g, n);
@@ -1029,20 +1029,20 @@ static int t_malformed(void)
     uint8_t arp[60];
     memset(arp, 0xff, 6);
     memcpy(arp + 6, MAC_A, 6);
-    vfw_put16(arp + 12, 0x0806);
-    vfw_put16(arp + 14, 1);
-    vfw_put16(arp + 16, 0x0800);
+    vfw_st_be16(arp + 12, 0x0806);
+    vfw_st_be16(arp + 14, 1);
+    vfw_st_be16(arp + 16, 0x0800);
     arp[18] = 6;
     arp[19] = 4;
-    vfw_put16(arp + 20, 1);
+    vfw_st_be16(arp + 20, 1);
     memcpy(arp + 22, MAC_A, 6);
-    vfw_put32(arp + 28, IP_A);
+    vfw_st_be32(arp + 28, IP_A);
     memset(arp + 32, 0, 6);
-    vfw_put32(arp + 38, IP_B + 7);
+    vfw_st_be32(arp + 38, IP_B + 7);
     vfw_tcp_input(s, arp, 42);
     CHECK(g_out == 2);
     vfw_tcp_input(s, arp, 30);
-    vfw_put32(arp + 38, IP_B);
+    vfw_st_be32(arp + 38, IP_B);
     vfw_tcp_input(s, arp, 42);
     CHECK(g_out == 3);                 /* ARP reply */
     vfw_tcp_stack_free(s);
@@ -1120,16 +1120,16 @@ static size_t arp_frame(uint8_t *f, const uint8_t sha[6], uint32_t spa,
     memset(f, 0, 60);
     memset(f, 0xff, 6);
     memcpy(f + 6, sha, 6);
-    vfw_put16(f + 12, 0x0806);
+    vfw_st_be16(f + 12, 0x0806);
     uint8_t *a = f + 14;
-    vfw_put16(a, 1);
-    vfw_put16(a + 2, 0x0800);
+    vfw_st_be16(a, 1);
+    vfw_st_be16(a + 2, 0x0800);
     a[4] = 6;
     a[5] = 4;
-    vfw_put16(a + 6, 1);
+    vfw_st_be16(a + 6, 1);
     memcpy(a + 8, sha, 6);
-    vfw_put32(a + 14, spa);
-    vfw_put32(a + 24, tpa);
+    vfw_st_be32(a + 14, spa);
+    vfw_st_be32(a + 24, tpa);
     return 60;
 }
 
@@ -1294,18 +1294,18 @@ static int t_wants(void)
     g[0] = 0x04;                                   /* another MAC */
     CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
     memcpy(g, f, n);
-    vfw_put32(g + 30, IP_C);                       /* another IP */
+    vfw_st_be32(g + 30, IP_C);                       /* another IP */
     CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
     memcpy(g, f, n);
-    vfw_put16(g + 36, PORT + 1);                   /* no listener */
+    vfw_st_be16(g + 36, PORT + 1);                   /* no listener */
     CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
     memcpy(g, f, n);
     g[23] = 17;                                    /* UDP */
     CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
     memcpy(g, f, n);
-    vfw_put16(g + 20, 0x0010);                     /* a later fragment */
+    vfw_st_be16(g + 20, 0x0010);                     /* a later fragment */
     CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
-    vfw_put16(g + 20, 0x2000);                     /* first fragment, MF */
+    vfw_st_be16(g + 20, 0x2000);                     /* first fragment, MF */
     CHECK(vfw_tcp_wants(PB.s, g, n) == 1);
     memcpy(g, f, n);
     g[14] = 0x44;                                  /* IHL 4 */
@@ -1314,8 +1314,8 @@ static int t_wants(void)
     CHECK(vfw_tcp_wants(PB.s, g, n) == 0);
     /* 802.1Q tagged: the netdev's (the device strips port VLANs first) */
     memcpy(g, f, 12);
-    vfw_put16(g + 12, 0x8100);
-    vfw_put16(g + 14, 5);
+    vfw_st_be16(g + 12, 0x8100);
+    vfw_st_be16(g + 14, 5);
     memcpy(g + 16, f + 12, n - 12);
     CHECK(vfw_tcp_wants(PB.s, g, n + 4) == 0);
     n = arp_frame(g, MAC_A, IP_A, IP_B);

@@ -29,18 +29,18 @@ void toe_arp_send(struct vfw_tcp_stack *s, uint16_t op, const uint8_t *dmac,
         return;         /* ARP belongs to the netdev sharing the function */
     toe_eth_hdr(s, dmac ? dmac : bcast, s->cfg.mac, VFW_ETH_P_ARP);
     uint8_t *a = s->tx + VFW_ETH_HLEN;
-    vfw_put16(a, 1);
-    vfw_put16(a + 2, VFW_ETH_P_IP);
+    vfw_st_be16(a, 1);
+    vfw_st_be16(a + 2, VFW_ETH_P_IP);
     a[4] = 6;
     a[5] = 4;
-    vfw_put16(a + 6, op);
+    vfw_st_be16(a + 6, op);
     memcpy(a + 8, s->cfg.mac, 6);
-    vfw_put32(a + 14, s->cfg.ip);
+    vfw_st_be32(a + 14, s->cfg.ip);
     if (tha)
         memcpy(a + 18, tha, 6);
     else
         memset(a + 18, 0, 6);
-    vfw_put32(a + 24, tip);
+    vfw_st_be32(a + 24, tip);
     size_t len = VFW_ETH_HLEN + VFW_ARP_LEN;
     memset(s->tx + len, 0, 60 - len);   /* pad to the Ethernet minimum */
     s->st.arp_out++;
@@ -115,16 +115,16 @@ void toe_arp_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len)
         return;
     }
     const uint8_t *a = f + VFW_ETH_HLEN;
-    if (vfw_get16(a) != 1 || vfw_get16(a + 2) != VFW_ETH_P_IP || a[4] != 6 ||
+    if (vfw_ld_be16(a) != 1 || vfw_ld_be16(a + 2) != VFW_ETH_P_IP || a[4] != 6 ||
         a[5] != 4) {
         s->st.malformed++;
         return;
     }
     s->st.arp_in++;
-    uint16_t op = vfw_get16(a + 6);
+    uint16_t op = vfw_ld_be16(a + 6);
     const uint8_t *sha = a + 8;
-    uint32_t spa = vfw_get32(a + 14);
-    uint32_t tpa = vfw_get32(a + 24);
+    uint32_t spa = vfw_ld_be32(a + 14);
+    uint32_t tpa = vfw_ld_be32(a + 24);
     if (sha[0] & 1 || toe_is_bcast_or_mcast_ip(spa) || spa == s->cfg.ip)
         return;
     struct arp_ent *e = toe_arp_find(s, spa);

@@ -74,7 +74,7 @@ static void parse_syn_opts(struct vfw_tcp_conn *c, const struct seg *g)
         if (l < 2 || i + l > g->optlen)
             break;
         if (k == 2 && l == 4)
-            mss = vfw_get16(g->opt + i + 2);
+            mss = vfw_ld_be16(g->opt + i + 2);
         else if (k == 3 && l == 3) {
             ws = true;
             shift = g->opt[i + 2];
@@ -722,8 +722,8 @@ static void tcp_input(struct vfw_tcp_stack *s, const uint8_t *f,
         return;
     }
     struct seg g;
-    g.sip = vfw_get32(ip + 12);
-    uint64_t sum = vfw_csum_pseudo(g.sip, vfw_get32(ip + 16), 6,
+    g.sip = vfw_ld_be32(ip + 12);
+    uint64_t sum = vfw_csum_pseudo(g.sip, vfw_ld_be32(ip + 16), 6,
                                    (uint16_t)tlen);
     if (vfw_csum_fold(vfw_csum_partial(th, tlen, sum)) != 0xffff) {
         s->st.bad_csum++;
@@ -731,12 +731,12 @@ static void tcp_input(struct vfw_tcp_stack *s, const uint8_t *f,
     }
     s->st.segs_in++;
     g.smac = f + 6;
-    g.sport = vfw_get16(th);
-    g.dport = vfw_get16(th + 2);
-    g.seq = vfw_get32(th + 4);
-    g.ack = vfw_get32(th + 8);
+    g.sport = vfw_ld_be16(th);
+    g.dport = vfw_ld_be16(th + 2);
+    g.seq = vfw_ld_be32(th + 4);
+    g.ack = vfw_ld_be32(th + 8);
     g.flags = th[13] & 0x3f;
-    g.wnd = vfw_get16(th + 14);
+    g.wnd = vfw_ld_be16(th + 14);
     g.opt = th + VFW_TCP_HLEN;
     g.optlen = thl - VFW_TCP_HLEN;
     g.data = th + thl;
@@ -754,7 +754,7 @@ static void tcp_input(struct vfw_tcp_stack *s, const uint8_t *f,
     /* a conn answers only at the address it started with; after
      * vfw_tcp_set_addr moved the stack, frames to an old address reach
      * only the conns that still use it */
-    if (c && (c->lip != vfw_get32(ip + 16) || memcmp(c->lmac, f, 6)))
+    if (c && (c->lip != vfw_ld_be32(ip + 16) || memcmp(c->lmac, f, 6)))
         c = NULL;
     if (!cur && !c)
         return;
@@ -787,7 +787,7 @@ static void ip_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len,
     const uint8_t *ip = f + VFW_ETH_HLEN;
     size_t avail = len - VFW_ETH_HLEN;
     size_t ihl = (size_t)(ip[0] & 0xf) * 4;
-    size_t tot = vfw_get16(ip + 2);
+    size_t tot = vfw_ld_be16(ip + 2);
     if ((ip[0] >> 4) != 4 || ihl < VFW_IP_HLEN || tot < ihl || tot > avail) {
         s->st.malformed++;
         return;
@@ -796,10 +796,10 @@ static void ip_input(struct vfw_tcp_stack *s, const uint8_t *f, size_t len,
         s->st.bad_csum++;
         return;
     }
-    bool cur = to_us && vfw_get32(ip + 16) == s->cfg.ip;
+    bool cur = to_us && vfw_ld_be32(ip + 16) == s->cfg.ip;
     if (!cur && !s->addr_moved)
         return;
-    if (vfw_get16(ip + 6) & 0x3fff) {     /* MF or fragment offset */
+    if (vfw_ld_be16(ip + 6) & 0x3fff) {     /* MF or fragment offset */
         s->st.ip_frags++;
         return;
     }
@@ -817,7 +817,7 @@ void vfw_tcp_input(struct vfw_tcp_stack *s, const uint8_t *frame, size_t len)
     static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     bool to_us = memcmp(frame, s->cfg.mac, 6) == 0;
     bool to_bc = memcmp(frame, bcast, 6) == 0;
-    uint16_t type = vfw_get16(frame + 12);
+    uint16_t type = vfw_ld_be16(frame + 12);
     toe_stack_enter(s);
     if (type == VFW_ETH_P_ARP && (to_us || to_bc))
         toe_arp_input(s, frame, len);
@@ -840,16 +840,16 @@ int vfw_tcp_wants(const struct vfw_tcp_stack *s, const uint8_t *frame,
 {
     if (!s || !frame || len < VFW_ETH_HLEN + VFW_IP_HLEN)
         return 0;
-    if (vfw_get16(frame + 12) != VFW_ETH_P_IP || (frame[0] & 1))
+    if (vfw_ld_be16(frame + 12) != VFW_ETH_P_IP || (frame[0] & 1))
         return 0;
     const uint8_t *ip = frame + VFW_ETH_HLEN;
     size_t ihl = (size_t)(ip[0] & 0xf) * 4;
     if ((ip[0] >> 4) != 4 || ihl < VFW_IP_HLEN || ip[9] != 6 ||
-        len < VFW_ETH_HLEN + ihl + 4 || (vfw_get16(ip + 6) & 0x1fff))
+        len < VFW_ETH_HLEN + ihl + 4 || (vfw_ld_be16(ip + 6) & 0x1fff))
         return 0;
-    uint32_t sip = vfw_get32(ip + 12), dip = vfw_get32(ip + 16);
+    uint32_t sip = vfw_ld_be32(ip + 12), dip = vfw_ld_be32(ip + 16);
     const uint8_t *th = ip + ihl;
-    uint16_t sport = vfw_get16(th), dport = vfw_get16(th + 2);
+    uint16_t sport = vfw_ld_be16(th), dport = vfw_ld_be16(th + 2);
     bool cur = dip == s->cfg.ip && memcmp(frame, s->cfg.mac, 6) == 0;
     if (!cur && !s->addr_moved)
         return 0;

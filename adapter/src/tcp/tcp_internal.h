@@ -210,7 +210,7 @@ static inline void toe_eth_hdr(struct vfw_tcp_stack *s, const uint8_t *dmac,
 {
     memcpy(s->tx, dmac, 6);
     memcpy(s->tx + 6, smac, 6);
-    vfw_put16(s->tx + 12, type);
+    vfw_st_be16(s->tx + 12, type);
 }
 
 /* ------------------------------------------------------------ tcp_conn.c */

@@ -42,23 +42,23 @@ void toe_send_raw(struct vfw_tcp_stack *s, const uint8_t *dmac,
     uint8_t *ip = s->tx + VFW_ETH_HLEN;
     ip[0] = 0x45;
     ip[1] = c ? c->tos : 0;
-    vfw_put16(ip + 2, (uint16_t)iplen);
-    vfw_put16(ip + 4, s->ip_id++);
-    vfw_put16(ip + 6, 0x4000);            /* DF */
+    vfw_st_be16(ip + 2, (uint16_t)iplen);
+    vfw_st_be16(ip + 4, s->ip_id++);
+    vfw_st_be16(ip + 6, 0x4000);            /* DF */
     ip[8] = 64;
     ip[9] = 6;
     ip[10] = ip[11] = 0;
-    vfw_put32(ip + 12, sip);
-    vfw_put32(ip + 16, dip);
+    vfw_st_be32(ip + 12, sip);
+    vfw_st_be32(ip + 16, dip);
     vfw_csum_store(ip + 10, vfw_csum_partial(ip, VFW_IP_HLEN, 0));
     uint8_t *th = ip + VFW_IP_HLEN;
-    vfw_put16(th, sport);
-    vfw_put16(th + 2, dport);
-    vfw_put32(th + 4, seq);
-    vfw_put32(th + 8, ack);
+    vfw_st_be16(th, sport);
+    vfw_st_be16(th + 2, dport);
+    vfw_st_be32(th + 4, seq);
+    vfw_st_be32(th + 8, ack);
     th[12] = (uint8_t)((thl / 4) << 4);
     th[13] = flags;
-    vfw_put16(th + 14, wnd);
+    vfw_st_be16(th + 14, wnd);
     th[16] = th[17] = th[18] = th[19] = 0;
     if (optlen)
         memcpy(th + VFW_TCP_HLEN, opts, optlen);
@@ -135,7 +135,7 @@ static size_t syn_opts(struct vfw_tcp_conn *c, uint8_t *o, bool synack)
     size_t n = 0;
     o[n++] = 2;
     o[n++] = 4;
-    vfw_put16(o + n, c->lmss);
+    vfw_st_be16(o + n, c->lmss);
     n += 2;
     if (c->s->tun.wscale && (!synack || c->ws_ok)) {
         o[n++] = 1;

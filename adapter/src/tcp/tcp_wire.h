@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * tcp_wire.h - internal helpers of the offloaded TCP/IPv4 stack: byte order,
- * Internet checksum (RFC 1071), header offsets. Header-only, no state.
+ * tcp_wire.h - internal helpers of the offloaded TCP/IPv4 stack: Internet
+ * checksum (RFC 1071), header offsets (byte order: vfw_bytes.h).
+ * Header-only, no state.
  */
 #ifndef VFW_TCP_WIRE_H
 #define VFW_TCP_WIRE_H
@@ -9,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "vfw_bytes.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -26,31 +30,6 @@
 #define VFW_TH_PSH 0x08
 #define VFW_TH_ACK 0x10
 #define VFW_TH_URG 0x20
-
-static inline uint16_t vfw_get16(const uint8_t *p)
-{
-    return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static inline uint32_t vfw_get32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-           ((uint32_t)p[2] << 8) | p[3];
-}
-
-static inline void vfw_put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static inline void vfw_put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
 
 /*
  * One's complement sum in native byte order (RFC 1071 sec. 2(B)): the folded
@@ -180,11 +159,11 @@ static inline uint64_t vfw_csum_pseudo(uint32_t src, uint32_t dst,
                                        uint8_t proto, uint16_t len)
 {
     uint8_t ph[12];
-    vfw_put32(ph, src);
-    vfw_put32(ph + 4, dst);
+    vfw_st_be32(ph, src);
+    vfw_st_be32(ph + 4, dst);
     ph[8] = 0;
     ph[9] = proto;
-    vfw_put16(ph + 10, len);
+    vfw_st_be16(ph + 10, len);
     return vfw_csum_partial(ph, sizeof(ph), 0);
 }
 
