@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fuzz_admin.c - the PF admin queue (src/admin.c) under guest control: the
+ * fuzz_admin.c - the PF admin queue (src/dev/admin.c) under guest control: the
  * input is a script of BAR0 accesses to the admin window and NumVFs
  * changes, followed by a 4 KiB guest memory image (the ring). Checks that the
  * device never touches memory outside what the DMA ops allow and that every

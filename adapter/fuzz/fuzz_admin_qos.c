@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fuzz_admin_qos.c - the 2.1 QoS admin commands (src/admin_qos.c) and the
- * 2.2 eswitch mode commands (src/admin_esw.c) under PF driver control,
+ * fuzz_admin_qos.c - the 2.1 QoS admin commands (src/dev/admin_qos.c) and the
+ * 2.2 eswitch mode commands (src/dev/admin_esw.c) under PF driver control,
  * against the real data path and its uplink scheduler.
  * The input is a script of 64-byte steps: a descriptor (the opcode picked
  * from the QoS commands, SET_VF_RATE, GET_VF_CONFIG or taken raw; every

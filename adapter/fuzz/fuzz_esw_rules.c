@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz_esw_rules.c - the 2.3 offloaded-rule and FDB commands and the 2.2
- * eswitch mode (src/admin_esw.c) under PF driver control, against the real data
+ * eswitch mode (src/dev/admin_esw.c) under PF driver control, against the real data
  * path and its switch. The input is a script of steps of 192 bytes: a
  * 64-byte descriptor (the opcode picked from the eswitch commands, or
  * taken raw) and the 128 bytes the device reads when it DMAs the rule (at

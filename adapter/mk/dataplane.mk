@@ -1,4 +1,4 @@
-# mk/dataplane.mk - the Ethernet data path (src/dataplane.c) forwards through
+# mk/dataplane.mk - the Ethernet data path (src/eth/) forwards through
 # the embedded switch, so the adapter's libraries carry vswitch/'s objects
 # (compiled here from vswitch/src with its own language level) and every
 # adapter source sees vswitch/include; the fuzz library carries them too,

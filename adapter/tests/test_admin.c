@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_admin.c - the PF admin queue (src/admin.c): ring setup checks,
+ * test_admin.c - the PF admin queue (src/dev/admin.c): ring setup checks,
  * doorbell handling, every command's validation (a bad command fails alone
  * and changes nothing), config generation counter, DMA faults.
  */

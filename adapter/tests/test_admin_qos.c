@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_admin_qos.c - the admin queue's QoS commands (hardware interface
- * 2.1, src/admin_qos.c) against the real data path and its uplink
+ * 2.1, src/dev/admin_qos.c) against the real data path and its uplink
  * scheduler: every command, every error status, and after every failing
  * command the whole QoS state read back with the GET commands unchanged.
  * Classification (trust, app table, prio_tc) is checked end to end: a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_dataplane.c - rings + embedded switch (adapter/src/dataplane.c) with a
+ * test_dataplane.c - rings + embedded switch (adapter/src/eth/) with a
  * fake guest memory, fake MSI-X and a fake uplink.
  */
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_func.c - the PF/VF register files (src/func.c): identification
+ * test_func.c - the PF/VF register files (src/dev/func.c): identification
  * block on every function, FUNC_INFO per VF, per-function SCRATCH, reset
  * semantics (function reset vs adapter reset), and guest-controlled
  * accesses that must not decode (bad size, misaligned, out of BAR, foreign

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_mbox.c - the VF-to-PF mailbox (src/mbox.c): a request travels from a
+ * test_mbox.c - the VF-to-PF mailbox (src/dev/mbox.c): a request travels from a
  * VF's window to the PF's REQ window and a reply back, with the right
  * interrupts; one request in flight per VF; the PF cannot answer a VF that
  * did not ask; resets withdraw requests; bad accesses do not decode.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_uplink.c - the uplink as a wire with a line rate (src/uplink.c) and
- * its hooks in the data path (src/dataplane.c), against simulated time:
+ * test_uplink.c - the uplink as a wire with a line rate (src/eth/eth_uplink.c) and
+ * its hooks in the data path (src/eth/), against simulated time:
  * shares and line rate through vfw_uplink directly, then VF TX rings held
  * by back-pressure, a VF's max_mbps as its leaf's tx_max, min_mbps
  * oversubscription refused, and carrier loss flushing the queues.

@@ -296,7 +296,7 @@ def test_strict_class_latency_with_bulk_of_the_same_vf(congested):
 
 # The RDMA engine's frames carry 1440 bytes of payload in a 1514-byte
 # frame: TCP MSS 1460 (no timestamps), less MPA header 2, DDP/RDMAP tagged
-# header 14 and CRC 4 (adapter/src/tcp.c, mpa.c).
+# header 14 and CRC 4 (adapter/src/tcp/tcp_output.c, iwarp/mpa.c).
 RDMA_PER_FRAME = 1440 / 1514
 
 
