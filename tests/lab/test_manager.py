@@ -31,7 +31,7 @@ PF = "enp1s0"
 MOD = "/mnt/vfwarp/modules/vfwarp_pf.ko"
 OPT = "/opt/vfwarpctl"
 MANAGER = Path(__file__).resolve().parents[2] / "pf-driver" / "manager"
-sys.path.insert(0, str(MANAGER / "tests"))
+sys.path.insert(0, str(MANAGER / "tests" / "policy"))
 import corpus  # noqa: E402
 
 DEFAULT = {"mac": "00:00:00:00:00:00", "vlan": 0, "qos": 0, "spoofchk": True, "trust": False,
@@ -69,13 +69,13 @@ def bundle():
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as t:
         t.add(MANAGER / "vfwarpctl", "vfwarpctl")
-        for f in sorted((MANAGER / "vfwarp_manager").glob("*.py")):
-            t.add(f, f"vfwarp_manager/{f.name}")
+        for f in sorted((MANAGER / "vfwarp_manager").rglob("*.py")):     # subfolders too
+            t.add(f, f"vfwarp_manager/{f.relative_to(MANAGER / 'vfwarp_manager')}")
         # the flower layer's real-kernel check (tests/flowerhost.py), run by
         # tests/lab/test_manager_acl.py where the kernel has cls_flower
         t.add(MANAGER / "tests" / "flowerhost.py", "tests/flowerhost.py")
-        for f in sorted((MANAGER / "tests" / "invalid").rglob("*.yaml")):
-            t.add(f, f"invalid/{f.relative_to(MANAGER / 'tests' / 'invalid')}")
+        for f in sorted(corpus.INVALID.rglob("*.yaml")):
+            t.add(f, f"invalid/{f.relative_to(corpus.INVALID)}")
         for f in sorted(Path(yaml.__file__).parent.glob("*.py")):
             t.add(f, f"yaml/{f.name}")
     return base64.b64encode(buf.getvalue()).decode()
@@ -513,7 +513,7 @@ def test_pool_network_hands_out_a_tenant_vf_held_at_its_policy_and_a_change_unde
 CORPUS_RUN = r"""
 import io, json, sys
 sys.path.insert(0, "/opt/vfwarpctl")
-from vfwarp_manager import cli
+from vfwarp_manager.cli import vfwarpctl as cli
 out = []
 for name, files, total in json.load(sys.stdin):
     buf = io.StringIO()
