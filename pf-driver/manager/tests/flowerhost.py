@@ -1,4 +1,4 @@
-"""The flower layer (flower_layer.py) against a real kernel without the
+"""The flower layer (layers/flower.py) against a real kernel without the
 hardware: veth devices in a private network namespace stand for a PF's
 representors, and the filters run in software (no skip_sw: nothing could
 offload them), so compile -> apply -> read back -> drift -> undo is the

@@ -1,4 +1,4 @@
-"""The libvirt network layer (network_layer.py): readers on net-dumpxml XML
+"""The libvirt network layer (layers/network.py): readers on net-dumpxml XML
 captured from a lab host (tests/data/net-*.xml), and compile -> steps ->
 read back, undo, ownership and drift against tests/virshhost.py, a stand-in
 for libvirt's network driver behind virsh (this machine has no libvirt; the

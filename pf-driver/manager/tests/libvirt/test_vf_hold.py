@@ -1,5 +1,5 @@
-"""reapply-vf and the libvirt network hook (vf_hold.py, libvirt_hook.py,
-cli_vf.py): what libvirt does to a pool VF (MAC and VLAN with priority 0)
+"""reapply-vf and the libvirt network hook (libvirt/hold.py, libvirt/hook.py,
+cli/vf.py): what libvirt does to a pool VF (MAC and VLAN with priority 0)
 put back from the files, one VF only, the lock and journal respected; the
 hook's input filtered and its hold started detached. On the real libvirt:
 tests/lab/test_manager.py::test_pool_network_hands_out_a_tenant_vf_held_at_its_policy...

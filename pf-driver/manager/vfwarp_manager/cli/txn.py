@@ -1,5 +1,5 @@
 """The commands that change the host or watch it: apply, rollback, commit,
-status, drift (and the hidden _confirm-timer). cli.py holds the parser and
+status, drift (and the hidden _confirm-timer). vfwarpctl.py holds the parser and
 the read-only commands; exit codes are listed there and in docs/policy.md.
 
 Every command that may change the host takes the lock, then first settles

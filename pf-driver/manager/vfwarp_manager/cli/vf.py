@@ -1,6 +1,6 @@
 """The commands that keep a pool VF at its policy around libvirt:
 reapply-vf (one VF, once or held for a while), install-hook, remove-hook
-(vf_hold.py, libvirt_hook.py). Exit codes as in cli.py."""
+(libvirt/hold.py, libvirt/hook.py). Exit codes as in vfwarpctl.py."""
 import json
 import os
 import signal

@@ -1,5 +1,5 @@
 """vfwarpctl: validate policy files, plan what applying them would change,
-apply them as one transaction, watch for drift, roll back (cli_txn.py).
+apply them as one transaction, watch for drift, roll back (txn.py).
 
 Exit status (stable; docs/policy.md):
   0  valid / nothing to change / applied / no drift

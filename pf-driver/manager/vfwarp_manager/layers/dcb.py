@@ -9,6 +9,7 @@ live.DCB_MAXRATE_VERBATIM pass the number they parse on unconverted, so
 N kbit/s is written `T:Nbps`; live.check_dcb_maxrate_units refuses other
 releases before anything is read or written.
 """
+from . import live
 from .actions import Step, argv_action
 
 ETS_KEYS = ("tc_tsa", "tc_bw", "prio_tc")
@@ -20,6 +21,11 @@ def parts(dcb):
     if not dcb:
         return []
     return [p for p, keys in PARTS.items() if any(dcb.get(k) is not None for k in keys)]
+
+
+def read(runner, pf, owned):
+    """The parts the host file owns, as the driver reports them."""
+    return live.read_dcb(runner, pf, owned)
 
 
 def target(dcb, owned):

@@ -22,12 +22,12 @@ import hashlib
 
 from ..policy import validate as pol
 from ..policy.units import format_mac
+# the flower layer owns its cookies and prefs: COOKIE_MAGIC, FLOWER_PREF_BASE
+from .flower import COOKIE_MAGIC, FLOWER_PREF_BASE, compile_rule  # noqa: F401
 
 NODE_PREFIX = "vfw-"
 NETWORK_PREFIX = "vfwarp-"
 NETWORK_META_NS = "urn:vfwarp:manager:1"
-COOKIE_MAGIC = "76667701"        # 'vfw' 0x01: tc action cookies vfwarpctl owns
-FLOWER_PREF_BASE = 1000          # rule k of a tenant: pref FLOWER_PREF_BASE + 2k (+1: its IPv6 twin)
 
 # What a VF looks like when nobody configured it (the PF driver's defaults, as
 # `ip -d link show` prints them on a fresh VF; tests/lab/test_vf_config.py).
@@ -58,7 +58,7 @@ def compile_policy(p):
         "rate_leaves": {},
         "line": {"kbps": h["adapter"]["line_rate"] // 1000} if h["adapter"]["enforce_line_rate"]
         else None,
-        "flower": {},            # {vf: {pref: filter}} (flower_layer.py)
+        "flower": {},            # {vf: {pref: filter}} (flower.py)
         "dcb": _dcb(h),
         "networks": {},
         "quotas": {},
@@ -89,7 +89,6 @@ def compile_policy(p):
                 "tx_share": (r["tx_share"] or 0) // 8, "tx_max": (r["tx_max"] or 0) // 8,
                 "tx_priority": r["tx_priority"] or 0, "tx_weight": r["tx_weight"] or 0,
                 "parent": "", "owner": owner}
-        from .flower import compile_rule      # it imports this module's constants
         for i, rule in enumerate(d["acl"] or []):
             plain = {k: (str(v) if v is not None and k in ("src", "dst") else v) for k, v in rule.items()}
             for pref, f in compile_rule(i, plain, cookie(t.name, i, plain)).items():

@@ -21,7 +21,7 @@ filter does not have is '' or [], so that one added by hand differs):
 `_police` ({rate bytes/s, burst bytes}) is parsed from tc's text output: tc
 prints a police action's rate and burst there only (not in -j), rounded to
 its units, so it serves to re-create a removed filter on undo and is not
-compared (keys starting with '_' never are: layers.mismatches); the cookie
+compared (keys starting with '_' never are: host.mismatches); the cookie
 covers the rule's content, police values included. Only VFs with a representor have a flower state.
 
 Actions are resolved when they run (run_flower): a representor is named by
@@ -39,8 +39,10 @@ import ipaddress
 import json
 import re
 
-from .desired import COOKIE_MAGIC, FLOWER_PREF_BASE
 from ..runner import ToolError
+
+COOKIE_MAGIC = "76667701"        # 'vfw' 0x01: tc action cookies vfwarpctl owns
+FLOWER_PREF_BASE = 1000          # rule k of a tenant: pref FLOWER_PREF_BASE + 2k (+1: its IPv6 twin)
 
 KNOWN_KEYS = {"eth_type", "ip_proto", "src_ip", "dst_ip", "dst_port"}
 FAMILY_PROTO = {4: "ip", 6: "ipv6", None: "all"}
@@ -199,6 +201,28 @@ def read_dev(runner, dev, netns, vf_of_dev):
 
 
 # ---- steps ------------------------------------------------------------------
+
+def read(runner, dev):
+    """{vf: {pref: filter}}: the owned filters of each VF's representor of
+    the devlink instance dev (VFs without one, or without owned filters,
+    are left out)."""
+    from . import live
+    reprs = live.read_vf_reprs(runner, dev)
+    by_name = {name: vf for vf, name in reprs.items()}
+    out = {}
+    for vf, name in sorted(reprs.items()):
+        fs = read_dev(runner, name, None, by_name)
+        if fs:
+            out[vf] = fs
+    return out
+
+
+def target(desired, skip_sw):
+    """The filters of a desired state (desired.py), owners dropped."""
+    return {vf: {p: target_filter({k: v for k, v in f.items() if k != "owner"}, skip_sw)
+                 for p, f in fs.items()}
+            for vf, fs in desired["flower"].items()}
+
 
 def _describe(f):
     m = [f["protocol"]]

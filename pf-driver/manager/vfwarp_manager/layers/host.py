@@ -4,23 +4,27 @@ it does not apply yet.
 A host model reads its state back from the kernel (never from memory of
 what was done) and computes the steps that turn one state into another,
 each step with the actions that undo it. That is all it knows: the
-transaction (transaction.py) owns the journal, the order of execution,
+transaction (txn/transaction.py) owns the journal, the order of execution,
 verification and undo. States are JSON-able dicts keyed by layer; in a
 target, None means "not managed here: leave it as it is".
 
-Applied, for the PF a host file names (model "pf"):
-  sriov   sysfs sriov_numvfs                      first: the VFs must exist
-  eswitch devlink eswitch mode                    representors exist in switchdev only
+Each layer is a module of this folder that reads it, gives its target and
+plans its steps; the PF's model (PfHost) chooses the layers a host has and
+puts their steps in dependency order. Applied, for the PF a host file names
+(model "pf"):
+  sriov   sysfs sriov_numvfs (sriov.py)           first: the VFs must exist
+  eswitch devlink eswitch mode (eswitch.py)       representors exist in switchdev only
   vfs     ip link set PF vf N mac/vlan+qos/spoofchk/trust/state/min+max_tx_rate
+          (vfs.py)
   rate    devlink rate: nodes vfw-TENANT, VF leaves' parent/weight/priority,
-          the line rate param (rate_layer.py: interleaved with vfs so that
+          the line rate param (rate.py: interleaved with vfs so that
           guarantees fit at every step)
-  flower  tc flower filters on the VF representors (flower_layer.py); when
+  flower  tc flower filters on the VF representors (flower.py); when
           the VFs or the eswitch mode change, the owned filters are removed
           before (they would vanish with their representors, and their undo
           must come after the representors are back) and added after
-  dcb     dcb ets, maxrate, app dscp-prio, apptrust (dcb_layer.py)
-  networks libvirt networks vfwarp-TENANT, last (network_layer.py): where
+  dcb     dcb ets, maxrate, app dscp-prio, apptrust (dcb.py)
+  networks libvirt networks vfwarp-TENANT, last (network.py): where
           libvirt is installed (virsh); elsewhere reported as not applied
 
 Compiled but not applied yet (NOT_APPLIED says why): quotas.
@@ -28,11 +32,12 @@ Compiled but not applied yet (NOT_APPLIED says why): quotas.
 import copy
 import os
 
-from . import dcb as dcb_layer, flower as flower_layer, live
-from . import network as network_layer, rate as rate_layer
+from . import dcb as dcb_layer, eswitch, flower as flower_layer, live
+from . import network as network_layer, rate as rate_layer, sriov, vfs
 # actions.py holds actions and steps; host models use them from here.
 from .actions import Step, argv_action, describe_action, run_action, write_action  # noqa: F401
 from .desired import LEAF_DEFAULTS, VF_DEFAULTS
+from .vfs import fmt as _fmt
 
 # Why each compiled layer is not applied yet; `apply` refuses files that ask
 # for one unless told to skip it (--skip LAYER / --skip-unapplied).
@@ -94,55 +99,7 @@ def mismatches(live_state, target, path=()):
     return out
 
 
-def _fmt(v):
-    return str(v).lower() if isinstance(v, bool) else str(v)
-
-
 # ---- the PF model ----------------------------------------------------------
-
-VF_PROPS = ("mac", "vlan", "qos", "spoofchk", "trust", "link_state", "max_tx_rate", "min_tx_rate")
-# Properties the kernel takes together: a port VLAN with its priority
-# (IFLA_VF_VLAN), and both rates (IFLA_VF_RATE: the driver checks min <= max
-# on the pair, so setting one alone could be refused on the way).
-VF_GROUPS = ({"vlan", "qos"}, {"min_tx_rate", "max_tx_rate"})
-
-
-def vf_args(props):
-    """`ip link set ... vf N` arguments for the given {prop: value}."""
-    a = []
-    onoff = lambda v: "on" if v else "off"  # noqa: E731
-    if "mac" in props:
-        a += ["mac", props["mac"]]
-    if "vlan" in props:
-        a += ["vlan", props["vlan"], "qos", props["qos"]]
-    if "spoofchk" in props:
-        a += ["spoofchk", onoff(props["spoofchk"])]
-    if "trust" in props:
-        a += ["trust", onoff(props["trust"])]
-    if "link_state" in props:
-        a += ["state", props["link_state"]]
-    if "max_tx_rate" in props:
-        a += ["min_tx_rate", props["min_tx_rate"], "max_tx_rate", props["max_tx_rate"]]
-    return a
-
-
-def vf_changed(have, want):
-    """Properties to set to turn have into want, with their groups completed."""
-    changed = {p for p in VF_PROPS if want.get(p) is not None and have.get(p) is not None
-               and want[p] != have[p]}
-    for g in VF_GROUPS:
-        if changed & g:
-            changed |= g
-    return changed
-
-
-def apply_vf(have, want):
-    """A VF's settings after an `ip link set` from have towards want."""
-    out = dict(have)
-    for p in vf_changed(have, want):
-        out[p] = want[p]
-    return out
-
 
 class PfHost:
     """sriov_numvfs, the eswitch mode, the per-VF `ip link` settings, the
@@ -159,7 +116,7 @@ class PfHost:
                the PF is in switchdev mode: owned filters may have to go)
       skip_sw  flower filters in the adapter only (default); false runs them
                in software (VFWARP_FLOWER_SOFTWARE=1, for tests)
-      dcb      the DCB parts the host file owns (dcb_layer.PARTS)
+      dcb      the DCB parts the host file owns (dcb.PARTS)
       networks the libvirt URI of the owned networks (None: libvirt is not
                installed, or not reachable and no file asks for a network)
 refuse_in_use is not scope: apply sets it (unless --allow-disruptive), so a
@@ -176,7 +133,7 @@ never refuses."""
         self.networks = networks
         self.refuse_in_use = False
         self._foreign = []        # vfwarp-* networks without our metadata, as last read
-        self.numvfs_path = os.path.join(live.SYSFS_NET, pf, "device", "sriov_numvfs")
+        self.numvfs_path = sriov.numvfs_path(pf)
         self._dev = None
         # What for_desired read to choose the layers, handed to the first
         # read() (the snapshot, moments later under the lock) instead of
@@ -244,11 +201,10 @@ never refuses."""
         return self._dev
 
     def read(self, runner):
-        st = {"sriov": {"numvfs": live.read_sriov(runner, self.pf)["numvfs"]},
-              "vfs": live.read_ip_link_vfs(runner, self.pf)}
+        st = {"sriov": sriov.read(runner, self.pf), "vfs": vfs.read(runner, self.pf)}
         if self.eswitch:
             mode = self._take_probed("eswitch")
-            st["eswitch"] = {"mode": mode or live.read_eswitch(runner, self.dev(runner))}
+            st["eswitch"] = {"mode": mode} if mode else eswitch.read(runner, self.dev(runner))
         st.update(self.read_devlink(runner))
         names = self._probed.get("net_names")
         self._probed = {"net_names": names} if names is not None else {}
@@ -263,38 +219,24 @@ never refuses."""
         """{name: state} of the owned libvirt networks; the foreign vfwarp-*
         names are kept for steps()."""
         names = self._probed.pop("net_names", None)
-        vf_of_pci = {network_layer.pci(addr): vf
-                     for vf, addr in live.read_vf_pci(runner, self.pf).items()}
-        nets, self._foreign = network_layer.read(runner, self.networks, vf_of_pci, names)
+        nets, self._foreign = network_layer.read_pf(runner, self.networks, self.pf, names)
         return nets
 
     def read_flower(self, runner):
         """{vf: {pref: filter}}: the owned filters of each VF's representor
         (VFs without one, or without owned filters, are left out)."""
-        reprs = live.read_vf_reprs(runner, self.dev(runner))
-        by_name = {name: vf for vf, name in reprs.items()}
-        out = {}
-        for vf, name in sorted(reprs.items()):
-            fs = flower_layer.read_dev(runner, name, None, by_name)
-            if fs:
-                out[vf] = fs
-        return out
+        return flower_layer.read(runner, self.dev(runner))
 
     def read_devlink(self, runner):
         st = {}
         if self.rate:
-            tree = live.read_rate_tree(runner, self.dev(runner), self._take_probed("rate_doc"))
-            st["rate"] = {
-                "nodes": {k: v for k, v in tree["nodes"].items() if rate_layer.owned(k)},
-                # tx_share/tx_max of a VF's leaf are its ip link rates (the vfs layer)
-                "leaves": {n: {p: a[p] for p in rate_layer.LEAF_PROPS}
-                           for n, a in tree["leaves"].items()}}
+            st["rate"] = rate_layer.read(runner, self.dev(runner), self._take_probed("rate_doc"))
         if self.line:
-            st["line"] = {"kbps": live.read_line_rate(runner, self.dev(runner))}
+            st["line"] = rate_layer.read_line(runner, self.dev(runner))
         return st
 
     def read_dcb(self, runner):
-        return {"dcb": live.read_dcb(runner, self.pf, self.dcb)} if self.dcb else {}
+        return {"dcb": dcb_layer.read(runner, self.pf, self.dcb)} if self.dcb else {}
 
     @staticmethod
     def normalize(state):
@@ -321,56 +263,32 @@ never refuses."""
 
     def target(self, desired):
         """The applied layers of a desired state (desired.py), owners dropped."""
-        t = {"sriov": {"numvfs": desired["sriov"]["numvfs"]},
-             "vfs": {n: {p: vf[p] for p in VF_PROPS} for n, vf in desired["vfs"].items()}}
+        t = {"sriov": sriov.target(desired), "vfs": vfs.target(desired)}
         if self.rate:
-            t["rate"] = {
-                "nodes": {k: {p: v[p] for p in rate_layer.NODE_PROPS}
-                          for k, v in desired["rate_nodes"].items()},
-                "leaves": {n: {p: v[p] for p in rate_layer.LEAF_PROPS}
-                           for n, v in desired["rate_leaves"].items()}}
+            t["rate"] = rate_layer.target(desired)
         if self.line:
-            t["line"] = {"kbps": desired["line"]["kbps"]}
+            t["line"] = rate_layer.target_line(desired)
         if self.eswitch:
-            t["eswitch"] = {"mode": desired["eswitch"]["mode"]}
+            t["eswitch"] = eswitch.target(desired)
         if self.flower:
-            t["flower"] = {vf: {p: flower_layer.target_filter(
-                {k: v for k, v in f.items() if k != "owner"}, self.skip_sw) for p, f in fs.items()}
-                for vf, fs in desired["flower"].items()}
+            t["flower"] = flower_layer.target(desired, self.skip_sw)
         if self.dcb:
             t["dcb"] = dcb_layer.target(desired["dcb"], self.dcb)
         if self.networks:
-            t["networks"] = {n: network_layer.target(net, net["owner"].partition("/")[2])
-                             for n, net in desired["networks"].items()}
+            t["networks"] = network_layer.targets(desired)
         return t
 
-    def _vf_step(self, n, have, want):
-        changed = vf_changed(have, want)
-        if not changed:
-            return None
-        do = {p: want[p] for p in changed}
-        undo = {p: have[p] for p in changed}
-        summary = ", ".join(f"{p}: {_fmt(have[p])} -> {_fmt(want[p])}"
-                            for p in VF_PROPS if p in changed and have[p] != want[p])
-        base = ["ip", "link", "set", "dev", self.pf, "vf", n]
-        return Step("vfs", f"{self.pf} vf {n}", summary,
-                    [argv_action(base + vf_args(do))], [argv_action(base + vf_args(undo))])
-
-    def _restore_vfs(self, runner_dev, vfs, leaves):
+    def _restore_vfs(self, dev, vf_settings, leaves):
         """Actions giving freshly created VFs (at the driver's defaults) the
-        settings in vfs and the leaves in leaves: a leaf's parent before the
-        VF's guarantee, which has to fit under it."""
-        acts = rate_layer.leaves_restore(runner_dev, leaves) if leaves else []
-        for n in sorted(vfs):
-            s = self._vf_step(n, VF_DEFAULTS, vfs[n])
-            if s:
-                acts += s.do
-        return acts
+        settings in vf_settings and the leaves in leaves: a leaf's parent
+        before the VF's guarantee, which has to fit under it."""
+        acts = rate_layer.leaves_restore(dev, leaves) if leaves else []
+        return acts + vfs.restore(self.pf, vf_settings)
 
     def steps(self, before, target):
         """Steps turning `before` (a full live state) into `target`, in
         dependency order: the VF count first, then the VFs' settings and the
-        rate tree in the phases of rate_layer.py, then DCB."""
+        rate tree in the phases of rate.py, then DCB."""
         pf, b_n, t_n = self.pf, before["sriov"]["numvfs"], target["sriov"]["numvfs"]
         managed_rate = self.rate and target.get("rate") is not None
         dev = self._dev                   # known once read() has run
@@ -399,27 +317,19 @@ never refuses."""
             uuids = {n: v["_uuid"] for n, v in nets_have.items()}
             nets_have = {}
         if b_n != t_n:
-            write = lambda n: write_action(self.numvfs_path, n)  # noqa: E731
+            write = lambda n: sriov.write(self.numvfs_path, n)  # noqa: E731
             # Removing VFs forgets their settings: undoing it re-creates them and
             # gives each its settings back.
             back = [write(b_n)] + self._restore_vfs(
                 dev, before["vfs"], cur_rate["leaves"] if cur_rate else None) if b_n else [write(0)]
-            if b_n and t_n:
-                # The PCI core changes a non-zero count only through 0.
-                out.append(Step("sriov", pf, f"sriov_numvfs: {b_n} -> 0", [write(0)], back))
-                out.append(Step("sriov", pf, f"sriov_numvfs: 0 -> {t_n}", [write(t_n)], [write(0)]))
-            else:
-                out.append(Step("sriov", pf, f"sriov_numvfs: {b_n} -> {t_n}", [write(t_n)], back))
+            out += sriov.steps(pf, self.numvfs_path, b_n, t_n, back)
             have_vfs = {}                 # new VFs start from the driver's defaults
             if cur_rate:
                 cur_rate["leaves"] = {n: dict(LEAF_DEFAULTS) for n in range(t_n)}
         else:
             have_vfs = dict(before["vfs"])
         if esw_have != esw_want:
-            settle = argv_action(["udevadm", "settle", "-t", "20"])  # representor names
-            mode = lambda m: argv_action(["devlink", "dev", "eswitch", "set", dev, "mode", m])  # noqa: E731
-            out.append(Step("eswitch", dev, f"mode: {esw_have} -> {esw_want}",
-                            [mode(esw_want), settle], [mode(esw_have), settle]))
+            out.append(eswitch.step(dev, esw_have, esw_want))
         rp = rate_layer.RatePlan(dev, cur_rate, target.get("rate"),
                                  copy.deepcopy(before.get("line")) if self.line else None,
                                  target.get("line") if self.line else None)
@@ -431,20 +341,20 @@ never refuses."""
                 # Its guarantee leaves the old parent before the move, and
                 # comes back under the new one in the grow phase.
                 mid = dict(want, min_tx_rate=0)
-                s = self._vf_step(n, have, mid)
+                s = vfs.step(pf, n, have, mid)
                 out.append(s)
-                late.append((n, apply_vf(have, mid), want))
+                late.append((n, vfs.apply_vf(have, mid), want))
             elif rated and want["min_tx_rate"] > have["min_tx_rate"]:
                 late.append((n, have, want))
             else:
-                s = self._vf_step(n, have, want)
+                s = vfs.step(pf, n, have, want)
                 if s:
                     out.append(s)
         out += rp.shrink()
         out += rp.structure()
         out += rp.grow()
         for n, have, want in late:
-            s = self._vf_step(n, have, want)
+            s = vfs.step(pf, n, have, want)
             if s:
                 out.append(s)
         if self.flower and target.get("flower") is not None:

@@ -28,7 +28,7 @@ the elements and attributes this layer does not write (a hand edit: a
 inactive XML) makes the exact undo of a redefinition or a removal, `_users`
 the running domains whose interfaces use the network (by its name, or by a
 VF of its pool); keys with '_' are
-carried, not compared (layers.mismatches).
+carried, not compared (host.mismatches).
 """
 import xml.etree.ElementTree as ET
 
@@ -286,6 +286,18 @@ def read(runner, uri, vf_of_pci, listed=None):
             st["_users"] = users(domains, n, {pci(a) for a in root.findall("forward/address")})
         nets[n] = st
     return nets, sorted(foreign)
+
+
+def read_pf(runner, uri, pf, listed=None):
+    """read() of the owned networks whose pools are this PF's VFs."""
+    from . import live
+    vf_of_pci = {pci(addr): vf for vf, addr in live.read_vf_pci(runner, pf).items()}
+    return read(runner, uri, vf_of_pci, listed)
+
+
+def targets(desired):
+    """The networks of a desired state (desired.py), each with its tenant."""
+    return {n: target(net, net["owner"].partition("/")[2]) for n, net in desired["networks"].items()}
 
 
 # ---- steps --------------------------------------------------------------------

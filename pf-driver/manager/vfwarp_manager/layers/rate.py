@@ -20,6 +20,7 @@ in shrink, so the fit of the end states carries over to every step; the
 undo of each step restores exactly what it changed, so undoing in reverse
 walks the same states back.
 """
+from . import live
 from .actions import Step, argv_action
 from .desired import LEAF_DEFAULTS, NODE_PREFIX
 
@@ -61,7 +62,7 @@ def node_set(dev, name, have, props):
 def leaf_action(dev, vf, props):
     """A leaf is named by its devlink port, which only exists while its VF
     does (a step may run right after the VFs were created): the port index
-    is looked up when the action runs (layers.run_action)."""
+    is looked up when the action runs (actions.run_action)."""
     return {"argv": RATE + ["set", f"{dev}/vf{vf}"] + _args(props), "vf_port": [dev, vf, len(RATE) + 1]}
 
 
@@ -87,6 +88,28 @@ def line_set(dev, kbps):
 def _cap(v):
     """A tx_max or line rate as a bound: 0 is none."""
     return float("inf") if v == 0 else v
+
+
+def read(runner, dev, doc=None):
+    """The owned nodes and every VF's leaf as read back; doc: `devlink -j port
+    function rate show` as just read (the host model's probe)."""
+    tree = live.read_rate_tree(runner, dev, doc)
+    return {"nodes": {k: v for k, v in tree["nodes"].items() if owned(k)},
+            # tx_share/tx_max of a VF's leaf are its ip link rates (the vfs layer)
+            "leaves": {n: {p: a[p] for p in LEAF_PROPS} for n, a in tree["leaves"].items()}}
+
+
+def target(desired):
+    return {"nodes": {k: {p: v[p] for p in NODE_PROPS} for k, v in desired["rate_nodes"].items()},
+            "leaves": {n: {p: v[p] for p in LEAF_PROPS} for n, v in desired["rate_leaves"].items()}}
+
+
+def read_line(runner, dev):
+    return {"kbps": live.read_line_rate(runner, dev)}
+
+
+def target_line(desired):
+    return {"kbps": desired["line"]["kbps"]}
 
 
 def leaves_restore(dev, leaves):

@@ -1,5 +1,5 @@
 """Put one VF back at its tenant's link settings after libvirt changed them
-(`vfwarpctl reapply-vf`; started by the libvirt network hook, libvirt_hook.py).
+(`vfwarpctl reapply-vf`; started by the libvirt network hook, hook.py).
 
 Why this exists: when libvirt hands a VF of a hostdev pool network
 (`vfwarp-TENANT`) to a domain it sets the VF's MAC and the network's VLAN
@@ -28,7 +28,7 @@ import signal
 import subprocess
 import time
 
-from ..layers import host, live
+from ..layers import live, vfs
 from ..txn import statedir
 from ..txn.lock import Lock, LockBusy
 
@@ -81,12 +81,12 @@ def wanted(desired, pf, n):
 def corrections(have, want):
     """{prop: (live, wanted)} for what differs (groups completed: a VLAN goes
     with its priority, the two rates together)."""
-    return {p: (have.get(p), want[p]) for p in sorted(host.vf_changed(have, want))}
+    return {p: (have.get(p), want[p]) for p in sorted(vfs.vf_changed(have, want))}
 
 
 def set_argv(pf, n, want, props):
     return ["ip", "link", "set", "dev", pf, "vf", str(n)] + \
-        [str(a) for a in host.vf_args({p: want[p] for p in props})]
+        [str(a) for a in vfs.vf_args({p: want[p] for p in props})]
 
 
 class Hold:
@@ -126,7 +126,7 @@ class Hold:
                 self.runner.check(set_argv(self.pf, self.n, want, fix))
                 self.corrected += 1
                 self.say(f"{self.pf} vf {self.n}: " +
-                         ", ".join(f"{p} {host._fmt(a)} -> {host._fmt(b)}"
+                         ", ".join(f"{p} {vfs.fmt(a)} -> {vfs.fmt(b)}"
                                    for p, (a, b) in fix.items() if a != b))
             self.at_policy = True
             return fix

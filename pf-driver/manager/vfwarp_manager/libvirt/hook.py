@@ -1,5 +1,5 @@
 """The libvirt network hook that keeps a pool VF at its tenant's policy while
-a domain holds it (`vfwarpctl install-hook` / `remove-hook`; vf_hold.py says
+a domain holds it (`vfwarpctl install-hook` / `remove-hook`; hold.py says
 why a hook is needed and what the hold does).
 
 libvirt runs HOOKS_DIR/network.d/* (since 6.5.0) as

@@ -7,7 +7,7 @@ somewhere between snapshot and target, and the journal says how to return.
 Format (JSON object, "format": 1):
   op           apply | rollback | confirm-expired
   pid, started the process that wrote it and when (UTC, ISO 8601)
-  model, scope which host model (layers.MODELS) and its scope, e.g. {"pf": "enp1s0"}
+  model, scope which host model (layers/host.py MODELS) and its scope, e.g. {"pf": "enp1s0"}
   snapshot     every layer the steps touch, as read back from the kernel before the first step
   target       the state the steps lead to
   steps        [{layer, object, summary, do: [action], undo: [action]}], in execution order

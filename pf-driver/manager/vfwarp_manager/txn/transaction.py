@@ -80,7 +80,7 @@ class Injection:
 class Outcome:
     result: str                 # applied | unchanged | restored | not-restored
     snapshot: dict
-    steps: list                 # [layers.Step] planned
+    steps: list                 # [layers.actions.Step] planned
     ran: int = 0                # steps started (the failed one included)
     reason: str = None          # why it did not apply
     problems: list = field(default_factory=list)   # undo errors, what still differs
