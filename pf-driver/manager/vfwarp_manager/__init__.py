@@ -3,7 +3,7 @@ interfaces (sysfs sriov_numvfs, `ip link set PF vf N ...`, devlink rate, tc
 flower, dcb, libvirt networks). See docs/policy.md.
 
 Laid out as its pipeline, each folder importing only the ones before it:
-the modules here (runner, virsh_session, timings: how the tools run),
+the modules here (runner, result, virsh_session, timings: how tools run),
 policy/ (the files), layers/ (the kernel interfaces, the PF's host model),
 txn/ (plan, transaction, journal, lock), libvirt/ (hook, hold), cli/."""
 
