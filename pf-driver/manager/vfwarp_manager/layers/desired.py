@@ -22,21 +22,13 @@ import hashlib
 
 from ..policy import validate as pol
 from ..policy.units import format_mac
-# the flower layer owns its cookies and prefs: COOKIE_MAGIC, FLOWER_PREF_BASE
+# Each layer owns the names of its objects and its defaults (the prefixes,
+# the cookie magic, a VF's and a leaf's state when nobody configured it);
+# the compiled state uses them from there.
 from .flower import COOKIE_MAGIC, FLOWER_PREF_BASE, compile_rule  # noqa: F401
-
-NODE_PREFIX = "vfw-"
-NETWORK_PREFIX = "vfwarp-"
-NETWORK_META_NS = "urn:vfwarp:manager:1"
-
-# What a VF looks like when nobody configured it (the PF driver's defaults, as
-# `ip -d link show` prints them on a fresh VF; tests/lab/test_vf_config.py).
-# A VF's devlink rate leaf when nobody configured it: at the root, weight and
-# priority unset (devlink prints neither; its 0 weight means 1).
-LEAF_DEFAULTS = {"parent": "", "tx_weight": 0, "tx_priority": 0}
-
-VF_DEFAULTS = {"mac": "00:00:00:00:00:00", "vlan": 0, "qos": 0, "spoofchk": True,
-               "trust": False, "link_state": "auto", "max_tx_rate": 0, "min_tx_rate": 0}
+from .network import NETWORK_META_NS, NETWORK_PREFIX  # noqa: F401
+from .rate import LEAF_DEFAULTS, NODE_PREFIX
+from .vfs import VF_DEFAULTS
 
 
 def cookie(tenant, index, rule):

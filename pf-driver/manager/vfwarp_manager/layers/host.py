@@ -36,8 +36,8 @@ from . import dcb as dcb_layer, eswitch, flower as flower_layer, live
 from . import network as network_layer, rate as rate_layer, sriov, vfs
 # actions.py holds actions and steps; host models use them from here.
 from .actions import Step, argv_action, describe_action, run_action, write_action  # noqa: F401
-from .desired import LEAF_DEFAULTS, VF_DEFAULTS
-from .vfs import fmt as _fmt
+from .rate import LEAF_DEFAULTS
+from .vfs import VF_DEFAULTS, fmt as _fmt
 
 # Why each compiled layer is not applied yet; `apply` refuses files that ask
 # for one unless told to skip it (--skip LAYER / --skip-unapplied).

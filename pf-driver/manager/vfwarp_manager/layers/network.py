@@ -32,7 +32,6 @@ carried, not compared (host.mismatches).
 """
 import xml.etree.ElementTree as ET
 
-from .desired import NETWORK_META_NS, NETWORK_PREFIX
 from ..runner import ToolError
 
 # XML text and attribute escaping, written here: xml.sax.saxutils imports
@@ -51,6 +50,9 @@ def quoteattr(text):
         return f'"{t}"'
     return f"'{t}'" if "'" not in t else '"' + t.replace('"', "&quot;") + '"'
 
+
+NETWORK_PREFIX = "vfwarp-"        # the networks vfwarpctl owns: vfwarp-TENANT ...
+NETWORK_META_NS = "urn:vfwarp:manager:1"     # ... with metadata in this namespace
 URI = "qemu:///system"
 META_TAG = f"{{{NETWORK_META_NS}}}tenant"
 # What this layer writes; anything else in a definition is "other".

@@ -22,7 +22,11 @@ walks the same states back.
 """
 from . import live
 from .actions import Step, argv_action
-from .desired import LEAF_DEFAULTS, NODE_PREFIX
+
+NODE_PREFIX = "vfw-"             # the rate nodes vfwarpctl owns: vfw-TENANT
+# A VF's devlink rate leaf when nobody configured it: at the root, weight and
+# priority unset (devlink prints neither; its 0 weight means 1).
+LEAF_DEFAULTS = {"parent": "", "tx_weight": 0, "tx_priority": 0}
 
 NODE_PROPS = ("tx_share", "tx_max", "tx_priority", "tx_weight", "parent")
 LEAF_PROPS = ("parent", "tx_weight", "tx_priority")

@@ -5,7 +5,11 @@ tx_max as a devlink rate leaf are these rates (rate.py never sets them).
 """
 from . import live
 from .actions import Step, argv_action
-from .desired import VF_DEFAULTS
+
+# What a VF looks like when nobody configured it (the PF driver's defaults, as
+# `ip -d link show` prints them on a fresh VF; tests/lab/test_vf_config.py).
+VF_DEFAULTS = {"mac": "00:00:00:00:00:00", "vlan": 0, "qos": 0, "spoofchk": True,
+               "trust": False, "link_state": "auto", "max_tx_rate": 0, "min_tx_rate": 0}
 
 VF_PROPS = ("mac", "vlan", "qos", "spoofchk", "trust", "link_state", "max_tx_rate", "min_tx_rate")
 # Properties the kernel takes together: a port VLAN with its priority

@@ -16,7 +16,8 @@ from typing import Any
 
 from ..layers import flower as flower_layer, host, network as network_layer
 from ..layers import live as lv, rate as rate_layer
-from ..layers.desired import LEAF_DEFAULTS, VF_DEFAULTS
+from ..layers.rate import LEAF_DEFAULTS
+from ..layers.vfs import VF_DEFAULTS
 from ..runner import Runner
 
 DISRUPTION_ORDER = ("hitless", "vf-reset", "detach", "recreate")
