@@ -28,7 +28,7 @@ check: deps pydeps
 	@echo "==> launcher and wire unit tests"; $(PYTEST) -q tests/unit
 	@echo "==> PF manager (vfwarpctl) unit tests"; $(PYTEST) -q pf-driver/manager/tests
 	@$(MAKE) -s provisioning-check
-	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/*/*.py tests/lab/lib/*.py tools/run-pytest pf-driver/manager/vfwarp_manager/*.py pf-driver/manager/tests/*.py pf-driver/manager/vfwarpctl
+	@echo "==> lint"; $(PYTHON) -m py_compile lab/vfwarp_lab/*.py tests/*/*.py tests/lab/lib/*.py tools/run-pytest $$(find pf-driver/manager/vfwarp_manager pf-driver/manager/tests -name '*.py') pf-driver/manager/vfwarpctl
 	@bash -n lab/*.sh lab/tenant/init tools/install-deps tools/make-test .ci/run provisioning/*.sh
 
 # The Ansible collection (provisioning/): lint (production profile), ansible-test

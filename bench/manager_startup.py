@@ -4,8 +4,9 @@ tree against a git revision, interleaved in the same run (issue 19, the
 re-apply and plan targets: docs/policy.md "Speed").
 
 For each of the two managers, REPS times, alternating:
-  - `python3 -X importtime -c "import vfwarp_manager.cli"`: the import of
-    the CLI and everything it pulls in (the importtime line's cumulative us);
+  - `python3 -X importtime -c "import vfwarp_manager.cli.vfwarpctl"` (before
+    the manager's folders: `vfwarp_manager.cli`): the import of the CLI and
+    everything it pulls in (the importtime line's cumulative us);
   - `vfwarpctl plan DIR --json --timings` on the benchmark's 33 files
     (bench/policy_bench.py: 128 VFs, 32 tenants) with a warm parse cache:
     its start-up phase and its "load policy files" phase. There is no PF
@@ -40,10 +41,17 @@ def checkout(rev, dest):
     return Path(dest) / "pf-driver" / "manager"
 
 
+def cli_module(manager):
+    """The CLI's module: cli/vfwarpctl.py since the manager has folders, cli.py before."""
+    layered = (Path(manager) / "vfwarp_manager" / "cli" / "vfwarpctl.py").exists()
+    return "vfwarp_manager.cli.vfwarpctl" if layered else "vfwarp_manager.cli"
+
+
 def import_us(manager):
-    p = subprocess.run([sys.executable, "-X", "importtime", "-c", "import vfwarp_manager.cli"],
+    mod = cli_module(manager)
+    p = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {mod}"],
                        cwd=manager, capture_output=True, text=True, check=True)
-    m = re.search(r"\|\s*(\d+) \| vfwarp_manager\.cli$", p.stderr, re.M)
+    m = re.search(r"\|\s*(\d+) \| " + re.escape(mod) + "$", p.stderr, re.M)
     return int(m.group(1))
 
 
@@ -86,7 +94,7 @@ def main():
     med = {k: {f: statistics.median(v[f]) for f in ("import_us", "start_s", "files_s")}
            for k, v in res.items()}
     for k in trees:
-        print(f"{k:9s} import of vfwarp_manager.cli {med[k]['import_us'] / 1000:6.1f} ms   "
+        print(f"{k:9s} import of the CLI {med[k]['import_us'] / 1000:6.1f} ms   "
               f"plan start-up {med[k]['start_s'] * 1000:6.1f} ms   files (cache hit) "
               f"{med[k]['files_s'] * 1000:5.1f} ms   PyYAML imported: {any(res[k]['yaml'])}")
     print("ratio tree/baseline: import %.2f, start-up %.2f, files %.2f (median of %d, %s vs %s)" % (

@@ -108,8 +108,8 @@ def bundle(manager_dir):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as t:
         t.add(manager_dir / "vfwarpctl", "vfwarpctl")
-        for f in sorted((manager_dir / "vfwarp_manager").glob("*.py")):
-            t.add(f, f"vfwarp_manager/{f.name}")
+        for f in sorted((manager_dir / "vfwarp_manager").rglob("*.py")):   # subfolders too
+            t.add(f, f"vfwarp_manager/{f.relative_to(manager_dir / 'vfwarp_manager')}")
         for f in sorted(Path(yaml.__file__).parent.glob("*.py")):
             t.add(f, f"yaml/{f.name}")
     return base64.b64encode(buf.getvalue()).decode()

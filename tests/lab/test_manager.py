@@ -21,7 +21,7 @@ from lib.manager import MANAGER, NET_CLEAN, OPT, PF, Host
 from lib.pf import PF_BDF, PF_ID, PF_KO, require_modules
 from lib.qos import MBIT, RESET
 
-sys.path.insert(0, str(MANAGER / "tests"))
+sys.path.insert(0, str(MANAGER / "tests" / "policy"))
 import corpus  # noqa: E402
 
 DEFAULT = {"mac": "00:00:00:00:00:00", "vlan": 0, "qos": 0, "spoofchk": True, "trust": False,
@@ -428,7 +428,7 @@ def test_pool_network_hands_out_a_tenant_vf_held_at_its_policy_and_a_change_unde
 CORPUS_RUN = r"""
 import io, json, sys
 sys.path.insert(0, "/opt/vfwarpctl")
-from vfwarp_manager import cli
+from vfwarp_manager.cli import vfwarpctl as cli
 out = []
 for name, files, total in json.load(sys.stdin):
     buf = io.StringIO()

@@ -51,8 +51,8 @@ def real_plan(tmp_path, files, *args):
     state the manager's own tests record (pf-driver/manager/tests/data: ip -j,
     devlink -j, sysfs of a PF with 4 VFs)."""
     import io
-    from test_plan import answers
-    from vfwarp_manager import cli
+    from replayhost import answers
+    from vfwarp_manager.cli import vfwarpctl as cli
     d = tmp_path / "pol"
     d.mkdir(exist_ok=True)
     for n, t in files.items():

@@ -1,4 +1,4 @@
-"""The flower layer (flower_layer.py) against a real kernel without the
+"""The flower layer (layers/flower.py) against a real kernel without the
 hardware: veth devices in a private network namespace stand for a PF's
 representors, and the filters run in software (no skip_sw: nothing could
 offload them), so compile -> apply -> read back -> drift -> undo is the
@@ -25,8 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from vfwarp_manager import desired, flower_layer, layers, policy, statedir, transaction  # noqa: E402
-from vfwarp_manager.actions import Step  # noqa: E402
+from vfwarp_manager.layers import desired, flower as flower_layer, host as layers  # noqa: E402
+from vfwarp_manager.policy import validate as policy  # noqa: E402
+from vfwarp_manager.txn import statedir, transaction  # noqa: E402
+from vfwarp_manager.layers.actions import Step  # noqa: E402
 from vfwarp_manager.runner import Runner  # noqa: E402
 
 REPRS = {0: "r0", 1: "r1", 2: "r2"}

@@ -4,8 +4,9 @@ import io
 import json
 
 from qosdevice import QosDevice
-from test_qos_layers import policy_dir
-from vfwarp_manager import cli, timings
+from qosfiles import policy_dir
+from vfwarp_manager import timings
+from vfwarp_manager.cli import vfwarpctl as cli
 from vfwarp_manager.runner import Runner
 
 

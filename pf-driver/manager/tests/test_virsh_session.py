@@ -23,7 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from vfwarp_manager import actions, batch, network_layer, timings
+from vfwarp_manager import timings
+from vfwarp_manager.layers import actions, network as network_layer
+from vfwarp_manager.txn import batch
 from vfwarp_manager.runner import Runner, ToolError
 from vfwarp_manager.virsh_session import SessionError, VirshSession
 

@@ -19,8 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from vfwarp_manager import cli, confirm, layers, statedir, transaction  # noqa: E402
-from vfwarp_manager.lock import Lock  # noqa: E402
+from vfwarp_manager.cli import vfwarpctl as cli  # noqa: E402
+from vfwarp_manager.layers import host as layers  # noqa: E402
+from vfwarp_manager.txn import confirm, statedir, transaction  # noqa: E402
+from vfwarp_manager.txn.lock import Lock  # noqa: E402
 from vfwarp_manager.runner import Runner  # noqa: E402
 
 LINKS = ("va", "vb")

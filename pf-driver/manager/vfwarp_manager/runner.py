@@ -7,24 +7,9 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
 
 from . import timings
-
-
-@dataclass
-class Result:
-    argv: tuple
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-class ToolError(RuntimeError):
-    def __init__(self, result):
-        self.result = result
-        super().__init__(f"{' '.join(result.argv)}: exit {result.returncode}: "
-                         f"{result.stderr.strip()[:400]}")
+from .result import Result, ToolError  # noqa: F401 (what run() gives and check() raises)
 
 
 class Runner:

@@ -55,7 +55,7 @@ import tempfile
 import time
 
 from . import timings
-from .runner import Result
+from .result import Result
 
 PROMPTS = ("virsh # ", "virsh > ")      # read-write, read-only connection
 _OPEN = set()                            # sessions to close at exit

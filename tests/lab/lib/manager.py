@@ -22,13 +22,13 @@ def bundle():
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as t:
         t.add(MANAGER / "vfwarpctl", "vfwarpctl")
-        for f in sorted((MANAGER / "vfwarp_manager").glob("*.py")):
-            t.add(f, f"vfwarp_manager/{f.name}")
+        for f in sorted((MANAGER / "vfwarp_manager").rglob("*.py")):     # subfolders too
+            t.add(f, f"vfwarp_manager/{f.relative_to(MANAGER / 'vfwarp_manager')}")
         # the flower layer's real-kernel check (tests/flowerhost.py), run by
         # tests/lab/test_manager_acl.py where the kernel has cls_flower
         t.add(MANAGER / "tests" / "flowerhost.py", "tests/flowerhost.py")
-        for f in sorted((MANAGER / "tests" / "invalid").rglob("*.yaml")):
-            t.add(f, f"invalid/{f.relative_to(MANAGER / 'tests' / 'invalid')}")
+        for f in sorted((MANAGER / "tests" / "policy" / "invalid").rglob("*.yaml")):
+            t.add(f, f"invalid/{f.relative_to(MANAGER / 'tests' / 'policy' / 'invalid')}")
         for f in sorted(Path(yaml.__file__).parent.glob("*.py")):
             t.add(f, f"yaml/{f.name}")
     return base64.b64encode(buf.getvalue()).decode()
