@@ -19,5 +19,5 @@ for i in $(seq 0 7); do ip netns del vf$i 2>/dev/null; done
 ip netns del t0 2>/dev/null
 D=/sys/bus/pci/devices/$(lspci -D -n -d 1234:f0a0 | awk 'NR==1{print $1}')
 [ -d /sys/module/vfwarp_pf ] && echo 0 > "$D/sriov_numvfs"
-rmmod vfwarp_vf 2>/dev/null; rmmod vfwarp_pf 2>/dev/null
+rmmod vfwarp_rdma 2>/dev/null; rmmod vfwarp_vf 2>/dev/null; rmmod vfwarp_pf 2>/dev/null
 echo "bare: $(lsmod | grep -c '^vfwarp') vfwarp modules loaded"

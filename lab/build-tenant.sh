@@ -4,12 +4,12 @@
 # Debian packages in lab/tenant/packages.txt (taken from the host image, so
 # the tenant runs the same Debian 13 user space), their shared libraries,
 # the kernel modules of lab/tenant/modules.txt with their dependencies,
-# vfwarp_vf.ko, libibverbs with the vfwarp provider, sshd, and
+# vfwarp_vf.ko + vfwarp_rdma.ko, libibverbs with the vfwarp provider, sshd, and
 # lab/tenant/init as PID 1 (no systemd: it boots in seconds once the
 # kernel is up, where a systemd boot under nested TCG takes minutes).
 #
 # Cache: $VFW_CACHE/tenants/<key>/ with key = hash(lab/tenant, this script)
-# + host image + vfwarp_vf.ko + provider. Output (shared into every host at
+# + host image + the VF modules + provider. Output (shared into every host at
 # /mnt/vfwarp/tenant): vmlinuz, initrd.cpio, ssh key pair of the image.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -19,11 +19,13 @@ root="$img/rootfs"; kver=$(cat "$img/kver")
 mods="$VFW_TOP/build/guest/modules"
 prov="$VFW_TOP/build/guest/rdma-core"
 lib=$(cd "$prov" 2>/dev/null && ls libvfwarp-rdmav*.so 2>/dev/null | head -n1 || true)
-[ -f "$mods/vfwarp_vf.ko" ] || die "no $mods/vfwarp_vf.ko: run 'make modules' first"
+for m in $VFW_VF_MODULES; do
+  [ -f "$mods/$m.ko" ] || die "no $mods/$m.ko: run 'make modules' first"
+done
 [ -n "$lib" ] || die "no provider in $prov: run 'make provider' first"
 
 key=$( { vfw_hash_paths lab/tenant lab/build-tenant.sh
-         echo "$(basename "$img")"; sha256sum "$mods/vfwarp_vf.ko" "$prov/$lib" | cut -c1-64; } |
+         echo "$(basename "$img")"; sha256sum $(printf "$mods/%s.ko " $VFW_VF_MODULES) "$prov/$lib" | cut -c1-64; } |
        sha256sum | cut -c1-16)
 cache="$VFW_CACHE/tenants/$key"
 out="$VFW_TOP/build/guest/tenant"
@@ -121,7 +123,9 @@ rm -f "$stage/tmp/m.ko"
 for f in modules.order modules.builtin modules.builtin.modinfo; do put "/lib/modules/$kver/$f"; done
 mkdir -p "$stage/usr/lib/modules/$kver/extra"
 # Without debug information: 5 MB less to unpack and load under nested TCG.
-objcopy --strip-debug "$mods/vfwarp_vf.ko" "$stage/usr/lib/modules/$kver/extra/vfwarp_vf.ko"
+for m in $VFW_VF_MODULES; do
+  objcopy --strip-debug "$mods/$m.ko" "$stage/usr/lib/modules/$kver/extra/$m.ko"
+done
 # The image's depmod (this machine has no kmod), on the stage bound in.
 unshare -m --propagation private bash -c '
   set -e; r=$1; s=$2; k=$3; mkdir -p "$r/mnt/stage"; mount --bind "$s" "$r/mnt/stage"

@@ -5,6 +5,13 @@ VFW_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VFW_CACHE=${VFWARP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vfwarp}
 mkdir -p "$VFW_CACHE"
 
+# The VF's kernel modules in load order: vfwarp_vf (the PCI function: netdev,
+# mailbox, an RDMA auxiliary device per VF while devlink enable_rdma is on)
+# and vfwarp_rdma (the iWARP ib_device bound to it). The lab tests
+# (tests/lab/lib/pf.py VF_MODULES) and the hypervisor role
+# (hypervisor_modules) list the same two.
+VFW_VF_MODULES="vfwarp_vf vfwarp_rdma"
+
 step() { printf '\n==> %s\n' "$*"; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 

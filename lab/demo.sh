@@ -54,9 +54,9 @@ for h in h1 h2; do
   n=${h#h}
   labctl ssh $h "set -e
     PF=\$(lspci -D -n -d 1234:f0a0 | awk 'NR==1{print \$1}'); D=/sys/bus/pci/devices/\$PF
-    modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm   # the VF driver is also an RDMA driver
+    modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm   # for vfwarp_rdma's ib_devices
     /mnt/vfwarp/rdma-core/install.sh                      # the rdma-core provider (libvfwarp)
-    insmod /mnt/vfwarp/modules/vfwarp_vf.ko
+    for m in $VFW_VF_MODULES; do insmod /mnt/vfwarp/modules/\$m.ko; done
     echo 4 > \$D/sriov_numvfs; udevadm settle -t 20 || true
     pfdev=\$(ls \$D/net); ip link set \$pfdev vf 1 max_tx_rate 100
     echo \"[$h] \$(ls /sys/bus/pci/devices/\$PF/ | grep -c virtfn) VFs on \$pfdev; IOMMU groups now \$(ls /sys/kernel/iommu_groups | wc -l)\"

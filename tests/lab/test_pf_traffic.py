@@ -13,7 +13,7 @@ import contextlib
 import json
 import re
 
-from lib.pf import MODS, PF_ID, pf_up, require_modules
+from lib.pf import PF_ID, VF_KOS, pf_up, require_modules, vf_load
 from lib.vf import HOSTS, unload_all
 from lib.wait import wait_tcp_listener
 
@@ -33,8 +33,7 @@ VF_UP = r"""
 set -eu
 PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
 D=/sys/bus/pci/devices/$PF
-modprobe -a ib_core ib_uverbs iw_cm   # vfwarp_vf is also an RDMA driver
-insmod %(mods)s/vfwarp_vf.ko
+%(vf_load)s
 echo 1 > $D/sriov_numvfs
 udevadm settle -t 20 || true
 vf=$(basename $(readlink $D/virtfn0))
@@ -55,13 +54,13 @@ ip -n vf0 link show vfeth | grep -q LOWER_UP
 def pfs_up(lab, hosts=HOSTS, vf_on=()):
     """The PF netdevs of `hosts` up, plus a VF in namespace vf0 on `vf_on`;
     yields {host: PF netdev name}."""
-    require_modules("vfwarp_pf.ko", "vfwarp_vf.ko")
+    require_modules("vfwarp_pf.ko", *VF_KOS)
     try:
         for h in hosts:
             lab.ssh(h, "dmesg -C")
         names = {h: pf_up(lab, h, pf_addr(h)) for h in hosts}
         for h in vf_on:
-            lab.ssh(h, VF_UP % {"pf": PF_ID, "mods": MODS, "addr": vf_addr(h)}, timeout=300)
+            lab.ssh(h, VF_UP % {"pf": PF_ID, "vf_load": vf_load(), "addr": vf_addr(h)}, timeout=300)
         yield names
     finally:
         unload_all(lab, hosts)

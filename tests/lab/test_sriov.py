@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from lib.pf import PF_ID, PF_KO, VF_ID, VF_KO, require_modules
+from lib.pf import PF_ID, PF_KO, VF_ID, VF_KOS, VF_UNLOAD, no_vfwarp_modules, require_modules, vf_load
 
 TOTAL_VFS = 128
 HOST = "h1"
@@ -117,8 +117,8 @@ if [ -n "$PF" ] && [ -d /sys/module/vfwarp_pf ]; then
   done
   echo 0 > $D/sriov_numvfs
 fi
-rmmod vfwarp_vf 2>/dev/null; rmmod vfwarp_pf 2>/dev/null; modprobe -r vfio-pci 2>/dev/null; true
-""", check=False)
+%s; rmmod vfwarp_pf 2>/dev/null; modprobe -r vfio-pci 2>/dev/null; true
+""" % VF_UNLOAD, check=False)
 
 
 @contextlib.contextmanager
@@ -131,7 +131,7 @@ def pf_loaded(lab):
     finally:
         cleanup(lab)
         mods = lab.ssh(HOST, "lsmod").stdout
-        assert "vfwarp_pf" not in mods and "vfwarp_vf" not in mods
+        assert no_vfwarp_modules(mods), mods
 
 
 def vf_count(lab, pf):
@@ -316,10 +316,9 @@ def test_out_of_range_and_nonzero_change_refused(lab2):
 
 
 def test_vf_driver_binds_vfs_and_checks_identity(lab2):
-    require_modules("vfwarp_vf.ko")
+    require_modules(*VF_KOS)
     with pf_loaded(lab2) as pf:
-        # vfwarp_vf registers an iWARP ib_device: the RDMA core first
-        lab2.ssh(HOST, f"modprobe -a ib_core ib_uverbs iw_cm && insmod {VF_KO}")
+        lab2.ssh(HOST, vf_load())
         create(lab2, pf, 4)
         out = sh(lab2, r"""
 for vf in $(vfs); do echo $vf $(basename $(readlink /sys/bus/pci/devices/$vf/driver)); done
@@ -332,7 +331,7 @@ dmesg | grep -o 'vfwarp VF [0-9]*, hw interface v2\.' | sort
         # The host's own VF driver does not hold the VFs: disable proceeds.
         lab2.ssh(HOST, f"echo 0 > /sys/bus/pci/devices/{pf}/sriov_numvfs")
         assert vf_count(lab2, pf) == (0, 0)
-        lab2.ssh(HOST, "rmmod vfwarp_vf")
+        lab2.ssh(HOST, "rmmod vfwarp_rdma vfwarp_vf")
 
 
 CYCLES = 10

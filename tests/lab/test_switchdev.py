@@ -157,7 +157,7 @@ def test_teardown_with_rules_and_a_bridge(lab2):
         lab2.ssh("h1", f"echo 2 > /sys/bus/pci/devices/{bdf}/sriov_numvfs && udevadm settle -t 20")
         assert sorted(reprs(lab2)) == ["pf0vf0", "pf0vf1"]
         # unload with the PF netdev still in br0
-        lab2.ssh("h1", "rmmod vfwarp_vf; rmmod vfwarp_pf", timeout=300)
+        lab2.ssh("h1", "rmmod vfwarp_rdma vfwarp_vf; rmmod vfwarp_pf", timeout=300)
         out = lab2.ssh("h1", "ip -j link show master br0; dmesg").stdout
         assert "WARNING" not in out and "BUG" not in out, out[-3000:]
         lab2.ssh("h1", "ip link del br0")

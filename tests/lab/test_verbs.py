@@ -1,11 +1,14 @@
 """iWARP verbs over VFs (issue 14): the adapter's RDMA engine behind each VF,
-the iWARP ib_device of vfwarp_vf and the rdma-core provider, driven by the
+the iWARP ib_device of vfwarp_rdma (bound to the RDMA auxiliary device
+vfwarp_vf creates per VF; on or off per VF with devlink enable_rdma, issue
+36) and the rdma-core provider, driven by the
 standard tools (ibv_devinfo, rdma, rping, perftest) in the VFs' network
 namespaces (lib/vf.py: h1 VF n is 10.77.0.1(n+1), h2 VF n 10.77.0.2(n+1)).
 
 The hosts and VFs are set up once for the module; every test leaves the
 verbs processes it started stopped.
 """
+import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 import time
@@ -346,3 +349,92 @@ def test_rdma_tos_puts_the_qp_in_a_class(verbs):
         verbs.ssh("h1", f"dcb apptrust set dev {pf} order pcp; dcb app del dev {pf} dscp-prio 46:5; "
                         f"devlink dev param set pci/{bdf} name line_rate_kbps value 0 cmode runtime",
                   check=False)
+
+
+# ---- RDMA on or off per VF at run time (issue 36) ----------------------------
+
+def enable_rdma(lab, host, bdf, value, cmode="runtime", check=True):
+    return lab.ssh(host, f"devlink dev param set pci/{bdf} name enable_rdma value {value} "
+                         f"cmode {cmode}", check=check)
+
+
+def enable_rdma_shown(lab, host, bdf):
+    """enable_rdma of VF `bdf` as `devlink dev param show` reads it back."""
+    doc = json.loads(lab.ssh(host, f"devlink -j dev param show pci/{bdf} "
+                                   "name enable_rdma").stdout)
+    (p,) = doc["param"][f"pci/{bdf}"]
+    (v,) = [v for v in p["values"] if v["cmode"] == "runtime"]
+    return v["value"]
+
+
+def rdma_state(lab, host, bdfs):
+    """What `host` shows of its VFs' RDMA: ({VF: ib_device on its netdev, or
+    None}, `rdma link` devices, `ibv_devices` devices, {VF: its RDMA
+    auxiliary device, or None})."""
+    on = {}
+    for vf in bdfs:
+        d = nsx(lab, host, vf, "ls /sys/class/net/vfeth/device/infiniband",
+                check=False).stdout.split()
+        assert len(d) <= 1, d
+        on[vf] = d[0] if d else None
+    links = {x["ifname"].split("/")[0] for x in
+             json.loads(lab.ssh(host, "rdma -j link show").stdout or "[]")}
+    ibv = {ln.split()[0] for ln in lab.ssh(host, "ibv_devices").stdout.splitlines()[2:]
+           if ln.strip()}
+    aux = {vf: lab.ssh(host, f"cd /sys/bus/pci/devices/{b} && ls -d vfwarp_vf.rdma.* "
+                             "2>/dev/null", check=False).stdout.strip() or None
+           for vf, b in bdfs.items()}
+    return on, links, ibv, aux
+
+
+def test_enable_rdma_per_vf_at_run_time(verbs):
+    """devlink's generic enable_rdma of h1's VF 1 (cmode runtime) deletes
+    that VF's RDMA auxiliary device and so its ib_device (`rdma link`,
+    ibv_devices), while VF 0's keeps working (rping across hosts); `true`
+    brings VF 1's back and it works (rping across hosts and to VF 0). `param
+    show` reads each value back; a value that is not a bool, and a cmode the
+    parameter does not have, are refused with devlink's error and change
+    nothing."""
+    h = "h1"
+    bdfs = {vf: verbs.ssh(h, f"basename $(readlink /sys/bus/pci/devices/{PF_BDF}/virtfn{vf})"
+                          ).stdout.strip() for vf in (0, 1)}
+    on, links, ibv, aux = rdma_state(verbs, h, bdfs)
+    assert all(on.values()) and links == ibv == set(on.values()), (on, links, ibv)
+    assert all(aux.values()), aux
+    assert [enable_rdma_shown(verbs, h, b) for b in bdfs.values()] == [True, True]
+    dev0 = on[0]
+    seen = len(verbs.ssh(h, "dmesg").stdout.splitlines())
+    try:
+        t0 = time.monotonic()
+        enable_rdma(verbs, h, bdfs[1], "false")
+        off_s = time.monotonic() - t0
+        assert enable_rdma_shown(verbs, h, bdfs[1]) is False
+        assert enable_rdma_shown(verbs, h, bdfs[0]) is True
+        on, links, ibv, aux = rdma_state(verbs, h, bdfs)
+        assert on == {0: dev0, 1: None}, on
+        assert links == ibv == {dev0}, (links, ibv)
+        assert aux[0] and aux[1] is None, aux
+        rping_pair(verbs, ("h2", 0), ("h1", 0))
+        # refused by devlink, and nothing changes
+        for value, cmode, why in (("maybe", "runtime", "maybe"),
+                                  ("true", "driverinit", "not supported")):
+            r = enable_rdma(verbs, h, bdfs[1], value, cmode=cmode, check=False)
+            assert r.returncode != 0 and why in r.stdout + r.stderr, (r.stdout, r.stderr)
+        assert enable_rdma_shown(verbs, h, bdfs[1]) is False
+        assert rdma_state(verbs, h, bdfs)[:2] == ({0: dev0, 1: None}, {dev0})
+        t0 = time.monotonic()
+        enable_rdma(verbs, h, bdfs[1], "true")
+        on_s = time.monotonic() - t0
+        assert enable_rdma_shown(verbs, h, bdfs[1]) is True
+        on, links, ibv, aux = rdma_state(verbs, h, bdfs)
+        assert on[0] == dev0 and on[1] and on[1] != dev0, on
+        assert links == ibv == {dev0, on[1]}, (links, ibv)
+        assert all(aux.values()), aux
+        rping_pair(verbs, ("h2", 0), ("h1", 1))
+        rping_pair(verbs, ("h1", 1), ("h1", 0))
+        print(f"\nenable_rdma of h1 VF 1: off in {off_s:.1f}s, on in {on_s:.1f}s "
+              f"(devices {dev0}, {on[1]})")
+        new = "\n".join(verbs.ssh(h, "dmesg").stdout.splitlines()[seen:])
+        assert not re.search(r"WARNING|BUG|Oops", new), new[-3000:]
+    finally:
+        enable_rdma(verbs, h, bdfs[1], "true", check=False)

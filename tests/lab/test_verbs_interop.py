@@ -1,8 +1,9 @@
 """Interop of vfwarp's iWARP verbs with Linux siw (soft-iWARP), issue 14:
-h1 runs rping / ib_write_bw -R on its VF0 (vfwarp_vf's ib_device, the
+h1 runs rping / ib_write_bw -R on its VF0 (vfwarp_rdma's ib_device, the
 adapter's RNIC; 10.77.0.11 in namespace vf0); h2 runs the other side over
 siw on h2's VF0 netdev (10.77.0.21 in namespace vf0), with vfwarp_vf loaded
-as rdma=0 there so the VF is a plain netdev and rdma_cm picks siw. The frames
+as rdma=0 there (no RDMA auxiliary device, so vfwarp_rdma binds nothing) so
+the VF is a plain netdev and rdma_cm picks siw. The frames
 go h1 VF0 -> h1's embedded switch -> uplink wire -> h2's switch -> h2 VF0, so
 the adapter's MPA/DDP/RDMAP has to agree with the kernel's siw on the wire,
 both as connection initiator and as responder.
@@ -21,7 +22,7 @@ import re
 import pytest
 
 from lib.perftest import BW_LINE, PERF_PORT, RPING_PORT, check_bw_lines, check_rping_data
-from lib.pf import MODS, require_modules
+from lib.pf import MODS, VF_KOS, require_modules
 from lib.siw import SIW, SIW_UP, modules, siw_down, unload_new
 from lib.vf import addr, nsx, unload_all, vfs_up
 from lib.wait import server_log, start_server
@@ -37,7 +38,7 @@ ITERS = 100
 @contextlib.contextmanager
 def siw_peer(lab):
     """h1: VFs with vfwarp; h2: VFs as plain netdevs (rdma=0), siw0 on VF0."""
-    require_modules("vfwarp_pf.ko", "vfwarp_vf.ko", "siw.ko", make="make modules siw")
+    require_modules("vfwarp_pf.ko", *VF_KOS, "siw.ko", make="make modules siw")
     before = modules(lab, "h2")
     try:
         with vfs_up(lab, ("h1",)), vfs_up(lab, ("h2",), vf_args="rdma=0"):

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * vfwarp_vf: shared state of the VF driver (vf_main.c: probe and identity;
- * vf_netdev.c: the Ethernet netdev over the rings of common/kernel/vfw_eth.c).
+ * vf_netdev.c: the Ethernet netdev over the rings of common/kernel/vfw_eth.c;
+ * vf_mbox.c: requests to the PF; vf_rdma_aux.c: the RDMA auxiliary device
+ * for vfwarp_rdma.ko and the devlink parameter enable_rdma).
  */
 #ifndef VFW_VF_H
 #define VFW_VF_H
@@ -24,7 +26,8 @@
 #define VFW_VF_MIN_VEC		4	/* the Ethernet part */
 #define VFW_VF_NUM_VEC		VFW_VF_MSIX_VECTORS	/* + 4: RDMA event queue */
 
-struct vfw_ib_dev;
+struct devlink;
+struct vfw_rdma_aux_dev;
 
 struct vfw_vf {
 	struct vfw_eth eth;
@@ -36,7 +39,14 @@ struct vfw_vf {
 	struct work_struct rx_mode_work;
 	struct work_struct mac_work;	/* take on a MAC the PF set */
 	int nvec;			/* MSI-X vectors we got */
-	struct vfw_ib_dev *ib;		/* iWARP device (vf_ib_*.c), or NULL */
+	/* RDMA (vf_rdma_aux.c) */
+	struct devlink *devlink;	/* enable_rdma */
+	struct mutex aux_lock;		/* rdma_aux, rdma_on, in_reset */
+	struct vfw_rdma_aux_dev *rdma_aux;	/* plugged, or NULL */
+	int rdma_id;			/* aux device id; -1: no RDMA on this VF */
+	bool rdma_on;			/* enable_rdma */
+	bool in_reset;			/* between FLR prepare and done */
+	void __iomem *rdma_kdb;		/* BAR4 page 0, for the RDMA driver */
 };
 
 /* vf_mbox.c: requests the PF decides; they sleep (errno on refusal) */
@@ -52,10 +62,10 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index);
 void vfw_vf_netdev_remove(struct pci_dev *pdev);
 extern const struct pci_error_handlers vfw_vf_err_handlers;
 
-/* vf_ib_main.c: the iWARP ib_device beside the netdev */
-int vfw_ib_probe(struct vfw_vf *vf);
-void vfw_ib_remove(struct vfw_vf *vf);
-void vfw_ib_reset_prepare(struct vfw_vf *vf);
-void vfw_ib_reset_done(struct vfw_vf *vf);
+/* vf_rdma_aux.c: the RDMA auxiliary device beside the netdev */
+int vfw_vf_rdma_probe(struct vfw_vf *vf);
+void vfw_vf_rdma_remove(struct vfw_vf *vf);
+void vfw_vf_rdma_reset_prepare(struct vfw_vf *vf);
+void vfw_vf_rdma_reset_done(struct vfw_vf *vf);
 
 #endif /* VFW_VF_H */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vfwarp_vf: the VF's iWARP ib_device (hardware interface 2.0,
- * include/vfwarp/vfwarp_rdma.h; udata ABI include/vfwarp/vfwarp-abi.h).
+ * vfwarp_rdma: the VF's iWARP ib_device (hardware interface 2.0,
+ * include/vfwarp/vfwarp_rdma.h; udata ABI include/vfwarp/vfwarp-abi.h), an
+ * auxiliary driver of vfwarp_vf (vf_rdma_aux.h).
  *
- *   vf_ib_main.c   probe/remove, registration, device and port queries,
+ *   vf_ib_main.c   auxiliary probe/remove, registration, device and port queries,
  *                  the function's IPv4 address and MTU (SET_ADDR)
  *   vf_ib_cmd.c    verbs command queue (RCQ), event queue (EQ) + MSI-X
  *                  vector VFW_MSIX_VEC_RDMA_EQ, event dispatch
@@ -41,10 +42,10 @@
 #include "vfwarp/vfwarp-abi.h"
 
 #ifdef __BIG_ENDIAN
-#error "vfwarp_vf RDMA: hardware structures are filled in CPU (little endian) order"
+#error "vfwarp_rdma: hardware structures are filled in CPU (little endian) order"
 #endif
 
-struct vfw_vf;
+struct vfw_rdma_aux_dev;
 
 /* Ring sizes the driver chooses (the device accepts 1..VFW_RCQ_MAX_LEN and
  * VFW_EQ_MIN_LEN..VFW_EQ_MAX_LEN). */
@@ -62,13 +63,14 @@ struct vfw_ib_limits {
 
 struct vfw_ib_dev {
 	struct ib_device ibdev;
-	struct vfw_vf *vf;
+	struct vfw_rdma_aux_dev *adev;	/* what vfwarp_vf lent us */
 	struct pci_dev *pdev;
 	struct net_device *netdev;
 	void __iomem *bar0;
 	struct vfw_ib_limits lim;
 
-	/* BAR4: page 0 mapped for kernel QPs/CQs; user pages by address */
+	/* BAR4: page 0 (mapped by vfwarp_vf) for kernel QPs/CQs; user pages
+	 * by address */
 	void __iomem *kdb;
 	phys_addr_t db_phys;
 	spinlock_t db_lock;		/* db_used */
@@ -201,12 +203,6 @@ struct vfw_cm_evt {
 	struct vfw_eqe eqe;
 	u8 pdata[];
 };
-
-/* vf_ib_main.c */
-int vfw_ib_probe(struct vfw_vf *vf);
-void vfw_ib_remove(struct vfw_vf *vf);
-void vfw_ib_reset_prepare(struct vfw_vf *vf);
-void vfw_ib_reset_done(struct vfw_vf *vf);
 
 /* vf_ib_cmd.c */
 int vfw_ib_cmd(struct vfw_ib_dev *dev, struct vfw_rcmd *cmd);

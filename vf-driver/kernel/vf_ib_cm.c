@@ -42,7 +42,7 @@
 #include <net/route.h>
 #include <net/sock.h>
 
-#include "vf.h"
+#include "vfwarp/vfwarp_regs.h"
 #include "vf_ib.h"
 
 enum vfw_cep_state {

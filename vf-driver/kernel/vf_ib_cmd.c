@@ -23,7 +23,7 @@
 #include <linux/io.h>
 #include <linux/slab.h>
 
-#include "vf.h"
+#include "vfwarp/vfwarp_regs.h"
 #include "vf_ib.h"
 
 static inline u32 rd(struct vfw_ib_dev *dev, u32 reg)
@@ -337,8 +337,8 @@ int vfw_ib_eq_init(struct vfw_ib_dev *dev)
 		err = -ENOMEM;
 		goto err_ring;
 	}
-	dev->eq_irq = pci_irq_vector(dev->pdev, VFW_MSIX_VEC_RDMA_EQ);
-	err = request_irq(dev->eq_irq, vfw_ib_eq_irq, 0, "vfwarp_vf-rdma", dev);
+	/* dev->eq_irq: the VF driver's vector VFW_MSIX_VEC_RDMA_EQ */
+	err = request_irq(dev->eq_irq, vfw_ib_eq_irq, 0, "vfwarp_rdma", dev);
 	if (err)
 		goto err_pdata;
 	dev->eq_irq_on = true;

@@ -1,25 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vfwarp_vf RDMA: the VF's iWARP ib_device "vfwarp%d".
+ * vfwarp_rdma: the VF's iWARP ib_device "vfwarp%d", an auxiliary driver
+ * bound to the device "vfwarp_vf.rdma.<id>" vfwarp_vf.ko creates per VF
+ * while its enable_rdma is on (vf_rdma_aux.h; irdma binds to ice alike).
+ * The VF driver owns the PCI function: BAR mappings, the MSI-X vector of
+ * the event queue and the netdev come in the auxiliary device.
  *
- * Probe (after the netdev): read the limits the PF gave this VF (BAR0
- * 0x0a00), start the verbs command queue and the event queue
- * (vf_ib_cmd.c), map doorbell page 0 of BAR4 for kernel QPs/CQs, tell
- * the device our IPv4 address and MTU (SET_ADDR, again on every change),
+ * Probe: read the limits the PF gave this VF (BAR0 0x0a00), start the
+ * verbs command queue and the event queue (vf_ib_cmd.c), use doorbell
+ * page 0 of BAR4 for kernel QPs/CQs, tell the device our IPv4 address
+ * and MTU (SET_ADDR, again on every change),
  * and register an RNIC with one iWARP port bound to the netdev: GID 0 is
  * the MAC, the node GUID is made from the MAC (librdmacm skips a device
  * whose GUID is zero), and every verb rdma_cm needs of a kernel provider
  * is there (vf_ib_verbs.c), or it would never bind.
  */
+#include <linux/auxiliary_bus.h>
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
 #include <linux/io.h>
+#include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/sizes.h>
 
 #include "vfwarp/vfwarp_regs.h"
-#include "vf.h"
 #include "vf_ib.h"
+#include "vf_rdma_aux.h"
 
 static inline u32 rd(struct vfw_ib_dev *dev, u32 reg)
 {
@@ -284,49 +290,25 @@ static u64 guid_from_mac(const u8 *mac)
 	return *(__be64 *)g;
 }
 
-/*
- * rdma=0 leaves the VFs as netdevs only, e.g. to run Linux siw on a VF
- * netdev (rdma_cm would otherwise resolve its address to our ib_device).
- * The auxiliary-bus split of DESIGN.md would make this a separate module.
- */
-static bool rdma = true;
-module_param(rdma, bool, 0444);
-MODULE_PARM_DESC(rdma, "register an iWARP ib_device on each VF (default on)");
-
-int vfw_ib_probe(struct vfw_vf *vf)
+static int vfw_ib_probe(struct auxiliary_device *adev,
+			const struct auxiliary_device_id *id)
 {
-	struct pci_dev *pdev = vf->eth.pdev;
-	struct net_device *netdev = vf->eth.netdev;
+	struct vfw_rdma_aux_dev *ad = to_vfw_rdma_aux(adev);
+	struct pci_dev *pdev = ad->pdev;
+	struct net_device *netdev = ad->netdev;
 	struct vfw_ib_dev *dev;
 	struct ib_device *ibdev;
-	u32 caps;
 	int err;
-
-	if (!rdma)
-		return 0;
-	caps = ioread32(vf->eth.bar0 + VFW_REG_RDMA_CAPS);
-	if (!(caps & VFW_RDMA_CAP_IWARP)) {
-		dev_info(&pdev->dev, "no iWARP engine (RDMA caps 0x%x)\n", caps);
-		return 0;
-	}
-	if (vf->nvec <= VFW_MSIX_VEC_RDMA_EQ) {
-		dev_warn(&pdev->dev, "%d MSI-X vectors: none for the RDMA event queue\n",
-			 vf->nvec);
-		return 0;
-	}
-	if (pci_resource_len(pdev, VFW_DB_BAR) < VFW_DB_PAGE_SIZE) {
-		dev_warn(&pdev->dev, "doorbell BAR%d missing\n", VFW_DB_BAR);
-		return 0;
-	}
 
 	dev = ib_alloc_device(vfw_ib_dev, ibdev);
 	if (!dev)
 		return -ENOMEM;
 	ibdev = &dev->ibdev;
-	dev->vf = vf;
+	dev->adev = ad;
 	dev->pdev = pdev;
 	dev->netdev = netdev;
-	dev->bar0 = vf->eth.bar0;
+	dev->bar0 = ad->bar0;
+	dev->eq_irq = ad->eq_irq;
 	spin_lock_init(&dev->db_lock);
 	spin_lock_init(&dev->cm_evt_lock);
 	INIT_LIST_HEAD(&dev->cm_evts);
@@ -349,24 +331,21 @@ int vfw_ib_probe(struct vfw_vf *vf)
 	    dev->lim.max_pdata < 4) {
 		dev_warn(&pdev->dev, "RDMA quota is empty (qp %u cq %u pd %u); no ib_device\n",
 			 dev->lim.max_qp, dev->lim.max_cq, dev->lim.max_pd);
-		err = 0;
+		err = -ENODEV;		/* the auxiliary device stays unbound */
 		goto err_dealloc;
 	}
-	/* one page of BAR4 for ours; user pages are mapped by address */
-	dev->db_phys = pci_resource_start(pdev, VFW_DB_BAR);
+	/* BAR4 page 0 (the VF driver mapped it) for ours; user pages are
+	 * mapped by address */
+	dev->kdb = ad->kdb;
+	dev->db_phys = ad->db_phys;
 	dev->lim.db_pages = min_t(u32, dev->lim.db_pages,
-				  pci_resource_len(pdev, VFW_DB_BAR) / VFW_DB_PAGE_SIZE);
-	dev->kdb = pci_iomap_range(pdev, VFW_DB_BAR, 0, VFW_DB_PAGE_SIZE);
-	if (!dev->kdb) {
-		err = -ENOMEM;
-		goto err_dealloc;
-	}
+				  ad->db_len / VFW_DB_PAGE_SIZE);
 	__set_bit(0, dev->db_used);
 
 	dev->cm_wq = alloc_ordered_workqueue("vfwarp_cm/%s", 0, pci_name(pdev));
 	if (!dev->cm_wq) {
 		err = -ENOMEM;
-		goto err_unmap;
+		goto err_dealloc;
 	}
 	err = vfw_ib_rcq_init(dev);
 	if (err)
@@ -407,7 +386,7 @@ int vfw_ib_probe(struct vfw_vf *vf)
 	if (err)
 		goto err_nd;
 	dev->registered = true;
-	vf->ib = dev;
+	auxiliary_set_drvdata(adev, dev);
 	ibdev_info(ibdev, "iWARP on %s: qp %u cq %u mr %u pd %u conn %u, depth qp %u cq %u, %u doorbell pages\n",
 		   netdev_name(netdev), dev->lim.max_qp, dev->lim.max_cq,
 		   dev->lim.max_mr, dev->lim.max_pd, dev->lim.max_conn,
@@ -427,22 +406,23 @@ err_rcq:
 	vfw_ib_rcq_fini(dev);
 err_wq:
 	destroy_workqueue(dev->cm_wq);
-err_unmap:
-	pci_iounmap(pdev, dev->kdb);
 err_dealloc:
 	ib_dealloc_device(ibdev);
 	return err;
 }
 
-/* Before the netdev goes: unregistering makes the core close every user
- * context and kernel client, which destroys all our objects. */
-void vfw_ib_remove(struct vfw_vf *vf)
+/* The VF driver deletes the auxiliary device before its netdev goes, before
+ * an FLR and when enable_rdma is turned off: unregistering makes the core
+ * close every user context and kernel client (users see DEVICE_REMOVAL, a
+ * fatal event, EIO), which destroys all our objects while the device still
+ * answers commands. */
+static void vfw_ib_remove(struct auxiliary_device *adev)
 {
-	struct vfw_ib_dev *dev = vf->ib;
+	struct vfw_ib_dev *dev = auxiliary_get_drvdata(adev);
 
 	if (!dev)
 		return;
-	vf->ib = NULL;
+	auxiliary_set_drvdata(adev, NULL);
 	unregister_netdevice_notifier(&dev->netdev_nb);
 	unregister_inetaddr_notifier(&dev->inet_nb);
 	cancel_work_sync(&dev->addr_work);
@@ -451,7 +431,6 @@ void vfw_ib_remove(struct vfw_vf *vf)
 	vfw_ib_cm_fini(dev);
 	destroy_workqueue(dev->cm_wq);
 	vfw_ib_rcq_fini(dev);
-	pci_iounmap(dev->pdev, dev->kdb);
 	xa_destroy(&dev->ceps);
 	xa_destroy(&dev->cep_keys);
 	xa_destroy(&dev->listeners);
@@ -460,26 +439,21 @@ void vfw_ib_remove(struct vfw_vf *vf)
 	ib_dealloc_device(&dev->ibdev);
 }
 
-/*
- * FLR: the device destroys every RDMA object of the function and resets
- * its connections. As irdma does across an ice reset, the ib_device goes
- * before the reset, while the device still answers commands: unregistering
- * disassociates every user context (its process sees EIO and
- * IB_EVENT_DEVICE_FATAL, its mappings are zapped), rdma_cm users get
- * RDMA_CM_EVENT_DEVICE_REMOVAL, and each object is destroyed in order, so
- * `rdma res` ends empty and nothing refers to ids the device forgot. A new
- * ib_device comes after the reset.
- */
-void vfw_ib_reset_prepare(struct vfw_vf *vf)
-{
-	vfw_ib_remove(vf);
-}
+static const struct auxiliary_device_id vfw_ib_aux_ids[] = {
+	{ .name = VFW_RDMA_AUX_MATCH },
+	{ }
+};
+MODULE_DEVICE_TABLE(auxiliary, vfw_ib_aux_ids);
 
-void vfw_ib_reset_done(struct vfw_vf *vf)
-{
-	int err = vfw_ib_probe(vf);
+static struct auxiliary_driver vfw_ib_aux_driver = {
+	.name = "ib",
+	.id_table = vfw_ib_aux_ids,
+	.probe = vfw_ib_probe,
+	.remove = vfw_ib_remove,
+};
+module_auxiliary_driver(vfw_ib_aux_driver);
 
-	if (err)
-		dev_warn(&vf->eth.pdev->dev, "no iWARP device after reset: %d\n",
-			 err);
-}
+MODULE_DESCRIPTION("vfwarp SR-IOV iWARP adapter: RDMA (iWARP ib_device) of a VF");
+MODULE_LICENSE("GPL");
+/* user verbs need ib_uverbs; rdma_cm/iw_cm bind as ib_core clients */
+MODULE_SOFTDEP("pre: ib_uverbs iw_cm rdma_cm");

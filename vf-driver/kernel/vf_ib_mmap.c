@@ -22,7 +22,7 @@
 
 #include <rdma/uverbs_ioctl.h>
 
-#include "vf.h"
+#include "vfwarp/vfwarp_regs.h"
 #include "vf_ib.h"
 
 struct vfw_mmap_entry {

@@ -26,7 +26,7 @@
 #include <rdma/iter.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "vf.h"
+#include "vfwarp/vfwarp_regs.h"
 #include "vf_ib.h"
 
 /* ---- page lists ------------------------------------------------------ */

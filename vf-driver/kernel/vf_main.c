@@ -6,7 +6,8 @@
  * hardware interface (include/vfwarp/vfwarp_regs.h) and that FUNC_INFO says
  * this function is a VF, and report it; then the Ethernet netdev
  * (vf_netdev.c, rings in common/kernel/vfw_eth.c, requests to the PF in
- * vf_mbox.c), then the iWARP ib_device beside it (vf_ib_*.c).
+ * vf_mbox.c), then the RDMA auxiliary device beside it (vf_rdma_aux.c),
+ * to which vfwarp_rdma.ko (vf_ib_*.c) binds its iWARP ib_device.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -84,5 +85,5 @@ module_pci_driver(vfw_vf_driver);
 
 MODULE_DESCRIPTION("vfwarp SR-IOV iWARP adapter: virtual function");
 MODULE_LICENSE("GPL");
-/* user verbs need ib_uverbs; rdma_cm/iw_cm bind as ib_core clients */
-MODULE_SOFTDEP("pre: ib_uverbs iw_cm rdma_cm");
+/* modprobe vfwarp_vf brings the RDMA driver for the auxiliary devices */
+MODULE_SOFTDEP("post: vfwarp_rdma");

@@ -38,7 +38,8 @@ static int vfw_vf_stop(struct net_device *netdev)
 
 /* RX buffers are sized for the MTU when the rings are made: a running
  * netdev gets new rings (jumbo frames up to VFW_ETH_MAX_MTU). The RDMA
- * engine follows the MTU through the netdev notifier (vf_ib_main.c). */
+ * engine follows the MTU through the netdev notifier (vf_ib_main.c of
+ * vfwarp_rdma). */
 static int vfw_vf_change_mtu(struct net_device *netdev, int mtu)
 {
 	struct vfw_vf *vf = netdev_priv(netdev);
@@ -299,12 +300,15 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 		goto err_napi;
 	netdev_info(netdev, "vfwarp VF %u netdev, mac %pM\n", index,
 		    netdev->dev_addr);
-	/* RDMA is an addition: without it the netdev still works */
-	err = vfw_ib_probe(vf);
+	/* RDMA is an addition: its auxiliary device and devlink instance */
+	err = vfw_vf_rdma_probe(vf);
 	if (err)
-		dev_warn(&pdev->dev, "no iWARP device: %d\n", err);
+		goto err_unreg;
 	return 0;
 
+err_unreg:
+	unregister_netdev(netdev);
+	cancel_work_sync(&vf->rx_mode_work);
 err_napi:
 	netif_napi_del(&eth->napi);
 	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_MBOX), vf);
@@ -331,7 +335,7 @@ void vfw_vf_netdev_remove(struct pci_dev *pdev)
 	if (!vf)
 		return;
 	eth = &vf->eth;
-	vfw_ib_remove(vf);		/* the ib_device before its netdev */
+	vfw_vf_rdma_remove(vf);		/* the ib_device before its netdev */
 	unregister_netdev(eth->netdev);
 	cancel_work_sync(&vf->rx_mode_work);
 	netif_napi_del(&eth->napi);
@@ -353,7 +357,7 @@ static void vfw_vf_reset_prepare(struct pci_dev *pdev)
 
 	if (!vf)
 		return;
-	vfw_ib_reset_prepare(vf);
+	vfw_vf_rdma_reset_prepare(vf);
 	rtnl_lock();
 	netif_device_detach(vf->eth.netdev);
 	if (netif_running(vf->eth.netdev))
@@ -376,7 +380,7 @@ static void vfw_vf_reset_done(struct pci_dev *pdev)
 		netdev_err(vf->eth.netdev, "cannot restart after reset\n");
 	netif_device_attach(vf->eth.netdev);
 	rtnl_unlock();
-	vfw_ib_reset_done(vf);
+	vfw_vf_rdma_reset_done(vf);
 }
 
 const struct pci_error_handlers vfw_vf_err_handlers = {

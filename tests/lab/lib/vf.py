@@ -1,5 +1,5 @@
-"""Shared set-up of the VF lab tests: load vfwarp_pf and vfwarp_vf on the
-hosts, create VFs and put each VF netdev into its own network namespace
+"""Shared set-up of the VF lab tests: load vfwarp_pf and the VF's modules
+(lib/pf.py VF_MODULES: vfwarp_vf, vfwarp_rdma) on the hosts, create VFs and put each VF netdev into its own network namespace
 (vf0, vf1, ...) as `vfeth` with an address of 10.77.0.0/24 (h1: .11 .12,
 h2: .21 .22), so traffic stays between lab hosts; undo it all afterwards,
 also on failure. Plus small helpers to run commands in those namespaces.
@@ -7,7 +7,7 @@ also on failure. Plus small helpers to run commands in those namespaces.
 import contextlib
 import re
 
-from .pf import MODS, PF_BDF, PF_ID, require_modules
+from .pf import MODS, PF_BDF, PF_ID, VF_KOS, VF_UNLOAD, no_vfwarp_modules, require_modules, vf_load
 
 HOSTS = ("h1", "h2")
 NVF = 2
@@ -23,12 +23,12 @@ H=%(h)d
 PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
 D=/sys/bus/pci/devices/$PF
 dmesg -C
-# the RDMA core of the guest kernel (vfwarp_vf registers an iWARP ib_device)
+# the RDMA core of the guest kernel (vfwarp_rdma registers an iWARP ib_device)
 modprobe -a ib_core iw_cm ib_uverbs rdma_cm rdma_ucm
 # the rdma-core provider, if built (lab/build-provider.sh)
 if [ -x /mnt/vfwarp/rdma-core/install.sh ]; then /mnt/vfwarp/rdma-core/install.sh; fi
 insmod %(mods)s/vfwarp_pf.ko
-insmod %(mods)s/vfwarp_vf.ko %(vf_args)s
+%(vf_load)s
 echo %(n)d > $D/sriov_numvfs
 udevadm settle -t 20 || true   # netdevs get their final names first
 for i in $(seq 0 $((%(n)d - 1))); do
@@ -51,12 +51,12 @@ done
 
 CLEANUP = r"""
 for i in $(seq 0 7); do ip netns del vf$i 2>/dev/null; done
-rmmod vfwarp_vf 2>/dev/null
+%(vf_unload)s
 PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
 [ -n "$PF" ] && [ -d /sys/module/vfwarp_pf ] && echo 0 > /sys/bus/pci/devices/$PF/sriov_numvfs
 rmmod vfwarp_pf 2>/dev/null
 true
-""" % {"pf": PF_ID}
+""" % {"pf": PF_ID, "vf_unload": VF_UNLOAD}
 
 
 def unload_all(lab, hosts):
@@ -65,20 +65,20 @@ def unload_all(lab, hosts):
         lab.ssh(h, CLEANUP, check=False, timeout=300)
     for h in hosts:
         mods = lab.ssh(h, "lsmod").stdout
-        assert "vfwarp_pf" not in mods and "vfwarp_vf" not in mods
+        assert no_vfwarp_modules(mods), mods
 
 
 def setup_host(lab, host, vf_args="", n=NVF):
-    """vfwarp_pf + vfwarp_vf (module arguments vf_args) on `host`, n VFs,
+    """vfwarp_pf + vfwarp_vf (module arguments vf_args) + vfwarp_rdma on `host`, n VFs,
     each VF netdev in its namespace with its address, links up."""
     out = lab.ssh(host, SETUP % {"h": int(host[1:]), "pf": PF_ID, "mods": MODS, "n": n,
-                                 "vf_args": vf_args}, timeout=300).stdout
+                                 "vf_load": vf_load(vf_args)}, timeout=300).stdout
     assert out.count("LOWER_UP") == n, f"{host}: VF links not up:\n{out}"
 
 
 @contextlib.contextmanager
 def vfs_up(lab, hosts=HOSTS, vf_args=""):
-    require_modules("vfwarp_pf.ko", "vfwarp_vf.ko")
+    require_modules("vfwarp_pf.ko", *VF_KOS)
     try:
         for h in hosts:
             setup_host(lab, h, vf_args)
