@@ -113,8 +113,9 @@ void vfw_dp_reset(struct vfw_dp *dp);
  * queues. */
 /* As implemented: length VFW_FRAME_MIN..VFW_FRAME_MAX (else
  * TX_DROP_OTHER); counted in TX_PKTS/TX_BYTES before the switch decides,
- * like a ring frame; a VF over its max_mbps is policed (dropped,
- * TX_DROP_METER; no timer) since there is no ring to hold the frame;
+ * like a ring frame; a frame over the VF's max_mbps waits in the
+ * function's hold queue (16 frames) until the shaper's timer lets it go,
+ * and only a full queue drops (TX_DROP_METER);
  * frames delivered to fn2 (hairpin, uplink) are offered to
  * ops->rx_steer(fn2) first. Synchronous re-injection from rx_steer is
  * tolerated up to 4 levels deep (deeper: TX_DROP_OTHER). Unknown fn,
