@@ -209,8 +209,12 @@ static int establish(struct vfw_engine *e, struct vfw_cep *c,
     return 0;
 }
 
-int vfw_connect(struct vfw_engine *e, uint32_t cep_id, uint32_t qp_id,
-                const struct vfw_conn_param *p)
+/* What CONNECT and ACCEPT share: the CEP (of the side `active` says, in
+ * state `want`) and an idle, unbound QP are looked up, the parameters
+ * checked, and the QP bound to the CEP. 0, or the errno either returns. */
+static int cep_bind_qp(struct vfw_engine *e, uint32_t cep_id, uint32_t qp_id,
+                       const struct vfw_conn_param *p, bool active, int want,
+                       struct vfw_cep **cp, struct vfw_qp **qpp)
 {
     struct vfw_cep *c = vfw_cep_get(e, cep_id);
     struct vfw_qp *qp = vfw_qp_get(e, qp_id);
@@ -218,10 +222,20 @@ int vfw_connect(struct vfw_engine *e, uint32_t cep_id, uint32_t qp_id,
         return -ENOENT;
     if (check_param(p))
         return -EINVAL;
-    if (!c->active || c->state != CEP_INIT || qp->state != VFW_QPS_IDLE ||
-        qp->cep)
+    if (c->active != active || (int)c->state != want ||
+        qp->state != VFW_QPS_IDLE || qp->cep)
         return -EINVAL;
-    int rc = vfw_qp_bind(e, qp, cep_id, c->llp->mss(c->conn));
+    *cp = c;
+    *qpp = qp;
+    return vfw_qp_bind(e, qp, cep_id, c->llp->mss(c->conn));
+}
+
+int vfw_connect(struct vfw_engine *e, uint32_t cep_id, uint32_t qp_id,
+                const struct vfw_conn_param *p)
+{
+    struct vfw_cep *c;
+    struct vfw_qp *qp;
+    int rc = cep_bind_qp(e, cep_id, qp_id, p, true, CEP_INIT, &c, &qp);
     if (rc)
         return rc;
     qp->ord = p->ord ? p->ord : qp->attr.ord;
@@ -272,16 +286,9 @@ static uint8_t pick_rtr(uint8_t offered)
 int vfw_accept(struct vfw_engine *e, uint32_t cep_id, uint32_t qp_id,
                const struct vfw_conn_param *p)
 {
-    struct vfw_cep *c = vfw_cep_get(e, cep_id);
-    struct vfw_qp *qp = vfw_qp_get(e, qp_id);
-    if (!c || !qp)
-        return -ENOENT;
-    if (check_param(p))
-        return -EINVAL;
-    if (c->active || c->state != CEP_REQ_RCVD || qp->state != VFW_QPS_IDLE ||
-        qp->cep)
-        return -EINVAL;
-    int rc = vfw_qp_bind(e, qp, cep_id, c->llp->mss(c->conn));
+    struct vfw_cep *c;
+    struct vfw_qp *qp;
+    int rc = cep_bind_qp(e, cep_id, qp_id, p, false, CEP_REQ_RCVD, &c, &qp);
     if (rc)
         return rc;
     uint8_t rev = (c->peer_rev == 2 && p->mpa_rev == 2) ? 2 : 1;
