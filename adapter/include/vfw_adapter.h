@@ -102,13 +102,9 @@ void vfw_adapter_run(struct vfw_adapter *a);
 /* Read-only views for tests and diagnostics (NULL-safe). */
 struct vfw_func_dev;
 struct vfw_admin;
-struct vfw_mbox;
 struct vfw_dp;
-struct vfw_rnic;
 const struct vfw_func_dev *vfw_adapter_funcs(const struct vfw_adapter *a);
 struct vfw_dp *vfw_adapter_dp(struct vfw_adapter *a);
-struct vfw_rnic *vfw_adapter_rnic(struct vfw_adapter *a);
 const struct vfw_admin *vfw_adapter_admin(const struct vfw_adapter *a);
-unsigned vfw_adapter_total_vfs(const struct vfw_adapter *a);
 
 #endif /* VFW_ADAPTER_H */

@@ -70,7 +70,6 @@ struct vfw_adapter {
     uint8_t engine_mac[1 + VFW_FUNC_MAX_VFS][6];
     bool engine_mac_valid[1 + VFW_FUNC_MAX_VFS];
     bool mac_pending[1 + VFW_FUNC_MAX_VFS];
-    uint32_t vf_cfg_refused;            /* configs the data path refused */
 };
 
 static bool fn_ok(const struct vfw_adapter *a, unsigned fn)
@@ -337,9 +336,10 @@ static void admin_vf_cfg_changed(void *opaque, unsigned vf,
     d.rx_mode = c->rx_mode;
     d.mc_count = c->mc_count;
     memcpy(d.mc, c->mc, sizeof(d.mc));
-    if (vfw_dp_set_vf(a->dp, vf, &d)) {
-        a->vf_cfg_refused++;
-    }
+    /* The admin queue validated the config before committing it, rates
+     * against the QoS tree too (SET_VF_RATE answers OVERSUB), so the
+     * data path has nothing left to refuse here. */
+    (void)vfw_dp_set_vf(a->dp, vf, &d);
     mac_changed(a, VFW_DP_FN_VF(vf));
 }
 
@@ -611,17 +611,7 @@ struct vfw_dp *vfw_adapter_dp(struct vfw_adapter *a)
     return a ? a->dp : NULL;
 }
 
-struct vfw_rnic *vfw_adapter_rnic(struct vfw_adapter *a)
-{
-    return a ? a->rnic : NULL;
-}
-
 const struct vfw_admin *vfw_adapter_admin(const struct vfw_adapter *a)
 {
     return a ? &a->admin : NULL;
-}
-
-unsigned vfw_adapter_total_vfs(const struct vfw_adapter *a)
-{
-    return a ? a->total_vfs : 0;
 }
