@@ -35,7 +35,7 @@ class QosDevice(Runner):
         self.st = {"numvfs": 0, "vfs": {}, "leaves": {}, "nodes": {}, "line": 0,
                    "ets": {"tc_tsa": ["ets"] * 8, "tc_bw": [12, 12, 12, 12, 13, 13, 13, 13],
                            "prio_tc": list(range(8))},
-                   "maxrate": [0] * 8, "app": {}, "trust": ["pcp"]}
+                   "maxrate": [0] * 8, "app": {}, "trust": ["pcp"], "eswitch": "legacy"}
         self.log = []
         self.batches = []       # (argv, stdin) of each batch process
         self._numvfs(numvfs)
@@ -156,7 +156,11 @@ class QosDevice(Runner):
                           for n in s["vfs"]})
             return json.dumps({"port": ports})
         if a == ["devlink", "-j", "dev", "eswitch", "show", DEV]:
-            return json.dumps({"dev": {DEV: {"mode": "legacy"}}})
+            return json.dumps({"dev": {DEV: {"mode": s["eswitch"]}}})
+        if a[:2] == ["udevadm", "settle"]:          # after a mode change: representors named
+            return ""
+        if a[:4] == ["devlink", "dev", "eswitch", "set"] and a[4:6] == [DEV, "mode"]:
+            return self._change(lambda: s.update(eswitch=a[6])) or ""
         if a == ["devlink", "-j", "port", "function", "rate", "show"]:
             return json.dumps({"rate": self._rates()})
         if a == ["devlink", "-j", "dev", "param", "show", DEV, "name", "line_rate_kbps"]:

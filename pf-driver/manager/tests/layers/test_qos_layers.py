@@ -253,3 +253,24 @@ def test_what_choosing_the_layers_read_serves_the_snapshot_and_only_it(tmp_path,
     dev.st["nodes"]["vfw-red"]["tx_weight"] = 7
     rc, out = plan(dev, policy_dir(tmp_path))
     assert rc == 4 and "rate-node vfw-red tx_weight: 7 -> 3" in out, out
+
+
+def test_apply_of_switchdev_on_a_legacy_pf_without_devlink_rate(tmp_path, dev):
+    """Files asking for switchdev, with no rate settings, on a PF in legacy
+    mode whose devlink has no rate objects: the snapshot took the eswitch
+    mode from the probe, nothing else asked for the devlink instance, and
+    the steps raised "read the live state first" (a traceback) instead of
+    applying."""
+    d = tmp_path / "files"
+    d.mkdir()
+    (d / "host.yaml").write_text("version: 1\nkind: host\nadapter: {pf: enp1s0, num_vfs: 2, "
+                                 "line_rate: 10gbit, eswitch_mode: switchdev}\n")
+    real = dev._run
+    dev._run = lambda a: '{"rate": {}}' if a[:5] == ["devlink", "-j", "port", "function", "rate"] \
+        else real(a)
+    rc, out = plan(dev, str(d))
+    assert rc == 4 and "mode: legacy -> switchdev  [recreate]" in out, out
+    rc, out = ctl(tmp_path, dev, "apply", str(d))
+    assert rc == 0, out
+    assert dev.st["eswitch"] == "switchdev" and dev.st["numvfs"] == 2
+    assert ("devlink", "dev", "eswitch", "set", DEV, "mode", "switchdev") in dev.log, dev.log

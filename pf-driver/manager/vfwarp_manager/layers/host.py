@@ -151,8 +151,10 @@ never refuses."""
             leaf[p] != LEAF_DEFAULTS[p] for leaf in desired["rate_leaves"].values() for p in LEAF_DEFAULTS)
         has_rate, rate_doc = live.has_rate_tree(runner, pf)
         rate = asks or has_rate
+        dev = None
         try:
-            live_mode = live.read_eswitch(runner, live.devlink_dev(runner, pf))
+            dev = live.devlink_dev(runner, pf)
+            live_mode = live.read_eswitch(runner, dev)
         except live.LiveError:
             live_mode = None       # no devlink: nothing to read unless the files ask
         switchdev = live_mode == "switchdev"
@@ -162,6 +164,10 @@ never refuses."""
                 flower=bool(desired["flower"]) or switchdev,
                 skip_sw=os.environ.get("VFWARP_FLOWER_SOFTWARE") != "1", networks=uri)
         m._probed = {"rate_doc": rate_doc, "eswitch": live_mode, "net_names": names}
+        # Known now: a snapshot that takes the eswitch mode from the probe
+        # may ask nothing else that would look the instance up, and steps()
+        # need it (an eswitch mode change on a PF without devlink rate).
+        m._dev = dev
         return m
 
     @staticmethod
