@@ -231,7 +231,15 @@ static bool dp_rx_steer(void *ctx, unsigned fn, const uint8_t *frame,
            vfw_rnic_rx_frame(a->rnic, fn, frame, len);
 }
 
+static void any_kick(void *ctx)
+{
+    struct vfw_adapter *a = ctx;
+
+    a->ops.kick(a->ctx);
+}
+
 static const struct vfw_dp_ops dp_ops = {
+    .kick = any_kick,
     .dma_read = dp_dma_read,
     .dma_write = dp_dma_write,
     .irq = any_irq,
@@ -254,13 +262,6 @@ static void rnic_frame_out(void *ctx, unsigned fn, const uint8_t *frame,
     vfw_dp_fn_inject(a->dp, fn, frame, len);
 }
 
-static void rnic_kick(void *ctx)
-{
-    struct vfw_adapter *a = ctx;
-
-    a->ops.kick(a->ctx);
-}
-
 static void rnic_timer(void *ctx, uint64_t when)
 {
     timer_arm(ctx, TIMER_RNIC, when);
@@ -272,7 +273,7 @@ static const struct vfw_rnic_ops rnic_ops = {
     .irq = any_irq,
     .frame_out = rnic_frame_out,
     .now_ns = any_now,
-    .kick = rnic_kick,
+    .kick = any_kick,
     .timer = rnic_timer,
 };
 
@@ -516,9 +517,11 @@ void vfw_adapter_uplink_rx(struct vfw_adapter *a, const uint8_t *frame,
     vfw_dp_uplink_rx(a->dp, frame, len);
 }
 
+/* The Ethernet rings' TX (queued by their TAIL writes), then the RNIC. */
 void vfw_adapter_run(struct vfw_adapter *a)
 {
     a->in_run = true;
+    vfw_dp_run(a->dp);
     vfw_rnic_run(a->rnic);
     a->in_run = false;
     for (unsigned fn = 0; fn <= a->total_vfs; fn++) {
