@@ -15,6 +15,16 @@
  * The uplink has a line rate (10 Mbit/s, class 7 strict, DSCP 46 -> 7):
  * functions are paused per class and their rings wait on a head frame of
  * a paused class (2.5).
+ * TX of the rings is the data path's run: after each operation the host
+ * runs it when it was kicked (bounded), as QEMU's bottom half would.
+ * Hostile callbacks (issue 33): v = op[0] >> 3, if not 0, arms one for the
+ * operation, at the ((v - 1) / 4)-th DMA or MSI-X during it (the run
+ * after it included), doing (v - 1) % 4: 0 that DMA fails; 1 writes the
+ * TAIL of TX ring op[2] % 8 of function op[1] % 6 with op[4] (a DMA aimed
+ * at that function's BAR: the write only records, no TX nests); 2 calls
+ * vfw_dp_run (refused inside a run, which goes again after); 3 writes
+ * the same TAIL and then fails the DMA. Resets from inside are the
+ * adapter's to defer (fuzz_adapter.c), not the data path's.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,10 +39,37 @@
 static uint8_t mem[MEM];
 static uint64_t clk;
 
+static struct vfw_dp *f_dp;
+static struct {
+    bool armed;
+    unsigned action, countdown, fn, ring;
+    uint32_t tail;
+} hc;
+
+/* The armed callback, if its turn has come; true = fail this DMA. */
+static bool hostile(void)
+{
+    if (!hc.armed || hc.countdown-- > 0) {
+        return false;
+    }
+    hc.armed = false;
+    switch (hc.action) {
+    case 0:
+        return true;
+    case 2:
+        vfw_dp_run(f_dp);
+        return false;
+    default:
+        vfw_dp_write(f_dp, hc.fn, VFW_REG_TXQ(hc.ring) + VFW_RING_TAIL,
+                     hc.tail, 4);
+        return hc.action == 3;
+    }
+}
+
 static int f_read(void *c, unsigned fn, uint64_t a, void *b, size_t l)
 {
     (void)c; (void)fn;
-    if (a > MEM || l > MEM - a) {
+    if (hostile() || a > MEM || l > MEM - a) {
         return -1;
     }
     memcpy(b, mem + a, l);
@@ -42,21 +79,26 @@ static int f_read(void *c, unsigned fn, uint64_t a, void *b, size_t l)
 static int f_write(void *c, unsigned fn, uint64_t a, const void *b, size_t l)
 {
     (void)c; (void)fn;
-    if (a > MEM || l > MEM - a) {
+    if (hostile() || a > MEM || l > MEM - a) {
         return -1;
     }
     memcpy(mem + a, b, l);
     return 0;
 }
 
-static void f_irq(void *c, unsigned fn, unsigned v) { (void)c; (void)fn; (void)v; }
+static void f_irq(void *c, unsigned fn, unsigned v)
+{
+    (void)c; (void)fn; (void)v;
+    hostile();
+}
+static bool kicked;
+static void f_kick(void *c) { (void)c; kicked = true; }
 static void f_tx(void *c, const uint8_t *f, size_t l) { (void)c; (void)f; (void)l; }
 static uint64_t f_now(void *c) { (void)c; return clk; }
 static void f_utimer(void *c, uint64_t w) { (void)c; (void)w; }
 
 /* The RDMA engines: take frames whose byte 12 is odd; one in four taken
  * frames is answered synchronously (nesting must stay bounded). */
-static struct vfw_dp *f_dp;
 static unsigned f_depth;
 static bool f_steer(void *c, unsigned fn, const uint8_t *f, size_t l)
 {
@@ -80,7 +122,7 @@ static bool f_steer(void *c, unsigned fn, const uint8_t *f, size_t l)
 static const struct vfw_dp_ops ops = {
     .dma_read = f_read, .dma_write = f_write, .irq = f_irq,
     .uplink_tx = f_tx, .now_ns = f_now, .rx_steer = f_steer,
-    .uplink_timer = f_utimer,
+    .uplink_timer = f_utimer, .kick = f_kick,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -95,6 +137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     f_dp = dp;
     memset(mem, 0, sizeof(mem));
+    memset(&hc, 0, sizeof(hc));
+    kicked = false;
     clk = 0;
     vfw_dp_set_uplink(dp, true);
     cfg.max_mbps = 100;
@@ -122,6 +166,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const uint8_t *op = data + i;
         uint32_t v = (uint32_t)op[4] | (uint32_t)op[5] << 8 |
                      (uint32_t)op[6] << 16 | (uint32_t)op[7] << 24;
+        unsigned h = op[0] >> 3;
+
+        hc.armed = h != 0;
+        if (h) {
+            hc.action = (h - 1) % 4;
+            hc.countdown = (h - 1) / 4;
+            hc.fn = op[1] % 6;
+            hc.ring = op[2] % 8;
+            hc.tail = op[4];
+        }
 
         switch (op[0] & 3) {
         case 0:
@@ -150,6 +204,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 vfw_dp_uplink_timer(dp);
             }
             break;
+        }
+        for (unsigned k = 0; k < 8 && kicked; k++) {
+            kicked = false;
+            vfw_dp_run(dp);
         }
     }
     vfw_dp_destroy(dp);

@@ -18,8 +18,14 @@
  *
  * Trust: every BAR access, doorbell and queue entry comes from a guest;
  * the parts validate them. Not thread-safe: the host serialises calls
- * (QEMU's BQL). vfw_adapter_run() must not be called from inside a BAR
- * access (QEMU: a bottom half guarded by the PF's re-entrancy guard).
+ * (QEMU's BQL). Re-entrancy: a host op may call back into the adapter (a
+ * DMA or an MSI-X the guest aimed at config space or a BAR); the adapter
+ * guards itself (adapter.c): from inside its work, resets, NumVFs and the
+ * carrier are applied when that work ends, BAR writes and doorbells are
+ * refused, uplink frames dropped, and a run or timer call becomes a new
+ * request to the host. TX of the Ethernet rings and the RNIC's work are
+ * done by vfw_adapter_run only: a TX ring's TAIL write and an RDMA
+ * doorbell record work and kick.
  */
 #ifndef VFW_ADAPTER_H
 #define VFW_ADAPTER_H
@@ -49,7 +55,8 @@ struct vfw_adapter_ops {
      * shaping timer per function, the uplink scheduler's, the RNIC's)
      * and asks for the earliest. */
     void (*timer)(void *ctx, uint64_t when_ns);
-    /* Call vfw_adapter_run() soon, outside any BAR access; idempotent. */
+    /* Call vfw_adapter_run() soon, outside any BAR access; idempotent.
+     * A TX ring's TAIL and an RDMA doorbell only record work and kick. */
     void (*kick)(void *ctx);
 };
 
@@ -67,8 +74,9 @@ void vfw_adapter_destroy(struct vfw_adapter *a);
 
 /* BAR0 of function fn: the register windows of include/vfwarp/ (the PF's
  * admin queue, rings, RDMA registers, mailbox, identification). false =
- * the access was ignored (bad size, offset or function): the host may
- * log it as a guest error. Reads of an ignored access give 0. */
+ * the access was ignored (bad size, offset or function, or a write from
+ * inside the adapter's work): the host may log it as a guest error.
+ * Reads of an ignored access give 0. */
 bool vfw_adapter_bar0_read(struct vfw_adapter *a, unsigned fn, uint64_t addr,
                            unsigned size, uint32_t *val);
 bool vfw_adapter_bar0_write(struct vfw_adapter *a, unsigned fn,
@@ -86,6 +94,10 @@ void vfw_adapter_set_uplink(struct vfw_adapter *a, bool attached);
 /* The PF's SR-IOV NumVFs with VF Enable, as it is now: VFs beyond it lose
  * their admin config and QoS leaf. */
 void vfw_adapter_set_num_vfs(struct vfw_adapter *a, unsigned num_vfs);
+
+/* Called from inside the adapter's work (a host op), the three below and
+ * vfw_adapter_set_uplink take effect when that work ends; until then the
+ * function being reset gets no DMA and no MSI-X. */
 
 /* Power-on, PCI reset or FLR of the PF: every function's state, the VF
  * configs, QoS (back to the line rate given at create) and quotas. */

@@ -62,6 +62,14 @@ struct vfw_dp_ops {
      * ring is not consumed) until the queue drains. When NULL, frames go
      * out at once as before (no line rate, no congestion). */
     void (*uplink_timer)(void *ctx, uint64_t when_ns);
+    /* Call vfw_dp_run() soon, outside any register access; idempotent.
+     * A TX ring's TAIL write, the shaper's timer and the uplink resuming
+     * a function only record that its rings have work; the run sends
+     * (issue 33: TX inside the TAIL write nested through another
+     * function's BAR and mixed their frames). May be NULL only where no
+     * TX ring is used (the rings then wait for a vfw_dp_run the owner
+     * makes on its own). */
+    void (*kick)(void *ctx);
 };
 
 /* A VF's port configuration, as `ip link set PF vf N ...` sets it. */
@@ -99,6 +107,11 @@ bool vfw_dp_read(struct vfw_dp *dp, unsigned fn, uint64_t addr,
                  unsigned size, uint32_t *val);
 bool vfw_dp_write(struct vfw_dp *dp, unsigned fn, uint64_t addr,
                   uint64_t val, unsigned size);
+
+/* TX of every ring with recorded work, each at most one ring's worth of
+ * descriptors; kicks again when work is left. Not re-entrant: a call from
+ * inside a run (through an op) only asks for another run. */
+void vfw_dp_run(struct vfw_dp *dp);
 
 /* Function reset (FLR, VF enable/disable): rings off, registers cleared.
  * The VF's port configuration (owned by the PF) stays. */

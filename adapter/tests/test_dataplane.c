@@ -55,7 +55,28 @@ static void t_timer(void *ctx, unsigned fn, uint64_t when)
     }
 }
 
+/* The host's bottom half: TX of the rings is the data path's run, which
+ * it asks for (kick); host_run() runs it as the host would, after the
+ * register write or timer that asked. */
+static bool kicked;
+static void t_kick(void *ctx) { (void)ctx; kicked = true; }
+
+static void host_run(struct vfw_dp *dp)
+{
+    for (unsigned i = 0; i < 64 && kicked; i++) {
+        kicked = false;
+        vfw_dp_run(dp);
+    }
+}
+
+static void dp_timer(struct vfw_dp *dp, unsigned fn)
+{
+    vfw_dp_timer(dp, fn);
+    host_run(dp);
+}
+
 static const struct vfw_dp_ops ops = {
+    .kick = t_kick,
     .dma_read = t_read, .dma_write = t_write, .irq = t_irq,
     .uplink_tx = t_uplink, .now_ns = t_now, .timer = t_timer,
 };
@@ -79,6 +100,7 @@ static uint32_t rd(struct vfw_dp *dp, unsigned fn, uint32_t reg)
 static void wr(struct vfw_dp *dp, unsigned fn, uint32_t reg, uint32_t v)
 {
     vfw_dp_write(dp, fn, reg, v, 4);
+    host_run(dp);
 }
 
 static uint8_t *at(uint64_t a) { return mem + (a - MEM_BASE); }
@@ -725,7 +747,7 @@ static void test_shaping(void)
         wr(dp, 1, VFW_REG_TXQ0 + VFW_RING_TAIL, tx_tail[1]);
         if (timer_at[1] > clock_ns) {
             clock_ns = timer_at[1];
-            vfw_dp_timer(dp, 1);
+            dp_timer(dp, 1);
         } else {
             clock_ns += 10000;
         }
@@ -933,7 +955,7 @@ static void test_inject_steer(void)
     /* the timer, 1 s on: the 16 held frames leave, oldest first */
     up0 = uplink_frames;
     clock_ns += 1000000000;
-    vfw_dp_timer(dp, 1);
+    dp_timer(dp, 1);
     CHECK(uplink_frames - up0 == 16);
     vfw_dp_destroy(dp);
 }
@@ -1518,6 +1540,67 @@ static void test_esw_vlan_actions(void)
     vfw_dp_destroy(dp);
 }
 
+/* Issue 33, class 6: the PF's broadcast reaches VF 0's RX ring, whose
+ * buffer the guest aimed at VF 1's BAR0: the DMA writes VF 1's TX TAIL.
+ * That write only records; VF 1's frame leaves in the next run, after the
+ * PF's frame has reached every port intact. (With TX inside the TAIL
+ * write, VF 1's TX ran in the middle of the PF's frame: dp->buf then held
+ * VF 1's frame, and VF 1 received its own frame in place of the PF's.) */
+static struct vfw_dp *tail_dp;
+static bool tail_hooked;
+static unsigned tail_frames_in_hook;
+
+static int t_write_tail(void *ctx, unsigned fn, uint64_t a, const void *b,
+                        size_t l)
+{
+    if (!tail_hooked && fn == VFW_DP_FN_VF(0) && a >= B(fn) + 0x8000) {
+        tail_hooked = true;
+        vfw_dp_write(tail_dp, VFW_DP_FN_VF(1), VFW_REG_TXQ0 + VFW_RING_TAIL,
+                     tx_tail[VFW_DP_FN_VF(1)], 4);
+        tail_frames_in_hook = uplink_frames;
+    }
+    return t_write(ctx, fn, a, b, l);
+}
+
+static void test_tail_in_callback(void)
+{
+    static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+    static const uint8_t remote[6] = { 2, 0, 0, 9, 9, 9 };
+    struct vfw_dp_ops o = ops;
+    struct vfw_dp *dp;
+    uint8_t fa[200], fb[200], m1[6];
+
+    o.dma_write = t_write_tail;
+    dp = vfw_dp_create(&o, NULL, pf_mac, 4);
+    CHECK(dp != NULL);
+    if (!dp) {
+        return;
+    }
+    tail_dp = dp;
+    tail_hooked = false;
+    tail_frames_in_hook = 99;
+    memset(mem, 0, sizeof(mem));
+    memset(tx_tail, 0, sizeof(tx_tail));
+    uplink_frames = 0;
+    vfw_dp_set_uplink(dp, true);
+    for (unsigned fn = 0; fn < 3; fn++) {
+        rings_up(dp, fn);
+    }
+    vmac(dp, 1, m1);
+    frame_make(fa, bcast, pf_mac, sizeof(fa), 0xa5);
+    frame_make(fb, remote, m1, sizeof(fb), 0xb6);
+    tx_post(dp, VFW_DP_FN_VF(1), fb, sizeof(fb), 0, 0, false);
+    tx_post(dp, VFW_DP_FN_PF, fa, sizeof(fa), 0, 0, true);
+    CHECK(tail_hooked);
+    CHECK(tail_frames_in_hook == 1);    /* the PF's only, nothing nested */
+    CHECK(memcmp(at(B(VFW_DP_FN_VF(1)) + 0x8000), fa, sizeof(fa)) == 0);
+    CHECK(uplink_frames == 2);          /* VF 1's, from the next run */
+    CHECK(uplink_last_len == sizeof(fb) &&
+          memcmp(uplink_last, fb, sizeof(fb)) == 0);
+    CHECK(rd(dp, VFW_DP_FN_VF(1), VFW_REG_TXQ0 + VFW_RING_HEAD) == 1);
+    vfw_dp_destroy(dp);
+}
+
 int main(void)
 {
     test_regs();
@@ -1529,6 +1612,7 @@ int main(void)
     test_shaping();
     test_chaos();
     test_inject_steer();
+    test_tail_in_callback();
     test_switchdev();
     test_esw_rules();
     test_esw_fdb();

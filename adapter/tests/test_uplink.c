@@ -125,7 +125,28 @@ static void t_timer(void *ctx, unsigned fn, uint64_t w)
 }
 static void t_uplink_timer(void *ctx, uint64_t w) { (void)ctx; uplink_timer_at = w; }
 
+/* The host's bottom half: TX of the rings is the data path's run, which
+ * it asks for (kick); host_run() runs it as the host would, after the
+ * register write or timer that asked. */
+static bool kicked;
+static void t_kick(void *ctx) { (void)ctx; kicked = true; }
+
+static void host_run(struct vfw_dp *dp)
+{
+    for (unsigned i = 0; i < 64 && kicked; i++) {
+        kicked = false;
+        vfw_dp_run(dp);
+    }
+}
+
+static void dp_timer(struct vfw_dp *dp, unsigned fn)
+{
+    vfw_dp_timer(dp, fn);
+    host_run(dp);
+}
+
 static const struct vfw_dp_ops ops = {
+    .kick = t_kick,
     .dma_read = t_read, .dma_write = t_write, .irq = t_irq,
     .uplink_tx = t_uplink, .now_ns = t_now, .timer = t_timer,
     .uplink_timer = t_uplink_timer,
@@ -138,6 +159,7 @@ static uint8_t *at(uint64_t a) { return mem + (a - MEM_BASE); }
 static void wr(struct vfw_dp *dp, unsigned fn, uint32_t reg, uint32_t v)
 {
     vfw_dp_write(dp, fn, reg, v, 4);
+    host_run(dp);
 }
 
 static uint32_t rd(struct vfw_dp *dp, unsigned fn, uint32_t reg)
@@ -214,10 +236,11 @@ static void saturate(struct vfw_dp *dp, unsigned ms, double rate[2], int *held)
         }
         clock_ns = next != UINT64_MAX ? next : clock_ns + 10000;
         vfw_dp_uplink_timer(dp);
+        host_run(dp);
         for (unsigned vf = 0; vf < 2; vf++) {
             if (fn_timer[VFW_DP_FN_VF(vf)] && fn_timer[VFW_DP_FN_VF(vf)] <= clock_ns) {
                 fn_timer[VFW_DP_FN_VF(vf)] = 0;
-                vfw_dp_timer(dp, VFW_DP_FN_VF(vf));
+                dp_timer(dp, VFW_DP_FN_VF(vf));
             }
         }
     }
@@ -324,6 +347,7 @@ static void test_dp_carrier(void)
     CHECK(st.dropped_pkts == RING_N - 2);
     clock_ns += 1000000000ull;
     vfw_dp_uplink_timer(dp);
+    host_run(dp);
     CHECK(wire_frames == 1);
     vfw_dp_destroy(dp);
 
@@ -448,6 +472,7 @@ static void test_dp_class_rings(void)
     for (int i = 0; i < 100 && st7.sent_pkts < 3; i++) {
         clock_ns = uplink_timer_at > clock_ns ? uplink_timer_at : clock_ns + 1000;
         vfw_dp_uplink_timer(dp);
+        host_run(dp);
         vsw_qos_tc_stats_get(q, 7, &st7);
     }
     printf("  class 7 sent %llu frames after %.2f ms\n",
@@ -459,6 +484,7 @@ static void test_dp_class_rings(void)
     for (int i = 0; i < 1000 && vsw_qos_paused_tc(q, fn, 0); i++) {
         clock_ns = uplink_timer_at > clock_ns ? uplink_timer_at : clock_ns + 1000;
         vfw_dp_uplink_timer(dp);
+        host_run(dp);
     }
     CHECK(!vsw_qos_paused_tc(q, fn, 0));
     CHECK(rd(dp, fn, VFW_REG_TXQ0 + VFW_RING_HEAD) != head0);

@@ -23,11 +23,26 @@
  *   scheduler's and the RNIC's are multiplexed onto the host's one timer.
  * - Resets fan out to every part in one order.
  *
- * Re-entrancy: vfw_rnic_run() is only entered from vfw_adapter_run(). A
- * DMA of that run may land on a VF's BAR (its own guard is not the PF's),
- * so while a run is in progress the RDMA registers, doorbells and quota
- * commands are refused and MAC changes are noted and given to the engine
- * after the run.
+ * Re-entrancy (issue 33): one entry guard for every call that does the
+ * device's work (a run, the timer, a BAR write, a doorbell, a frame from
+ * the wire, a reset, NumVFs, the uplink's carrier). Work calls the host's
+ * ops, and an op may call back: a DMA write or an MSI-X is a memory write
+ * to an address the guest chose, and aimed at config space (the FLR bit,
+ * VF Enable) or at a BAR it makes QEMU call the adapter synchronously,
+ * where no QEMU re-entrancy guard is engaged (a VF's BAR, the timer).
+ * So, while inside (depth > 0):
+ * - a reset, an FLR, NumVFs, the uplink's carrier and a VF's MAC reaching
+ *   its engine are recorded, and applied in one place (apply_deferred)
+ *   when the outermost call ends: the work in progress never sees its
+ *   engine, QPs, CQs, rings or held frames freed under it;
+ * - a function whose reset is recorded gets no more DMA or MSI-X from
+ *   the rest of that work (it is being reset);
+ * - BAR writes and doorbells are refused and frames from the wire dropped:
+ *   the CPUs are serialised (QEMU's BQL), so they can only be the device's
+ *   own DMA or MSI-X looping back;
+ * - a run or a timer asked for is done after, through the host.
+ * TX of the Ethernet rings is the run's work (vfw_dp_run), never done
+ * inside a TAIL write, like the RNIC's doorbells.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -64,17 +79,86 @@ struct vfw_adapter {
     uint64_t deadline[TIMER_COUNT];
     uint64_t host_deadline;             /* what the host was asked for */
 
-    bool in_run;
     bool uplink;                        /* a wire is attached (kept over resets) */
-    /* The MAC each function's engine has, and changes seen during a run. */
+    /* The MAC each function's engine has, and changes not given yet. */
     uint8_t engine_mac[1 + VFW_FUNC_MAX_VFS][6];
     bool engine_mac_valid[1 + VFW_FUNC_MAX_VFS];
     bool mac_pending[1 + VFW_FUNC_MAX_VFS];
+
+    /* The entry guard (see the top): calls in progress, and what they
+     * recorded for apply_deferred. */
+    unsigned depth;
+    bool deferred;                      /* anything below (or a MAC) */
+    bool reset_pending;                 /* the PF's: the whole adapter */
+    bool reset_fn_pending[1 + VFW_FUNC_MAX_VFS];
+    int resetting;                      /* being reset now: fn, RESETTING_ALL,
+                                           or RESETTING_NONE */
+    bool num_vfs_pending;
+    unsigned num_vfs;
+    bool uplink_pending;
+    bool run_again, timer_again;        /* asked for from inside */
 };
+
+#define RESETTING_NONE (-1)
+#define RESETTING_ALL  (-2)
+/* Rounds of apply_deferred per outermost call: applying calls the host
+ * (a reset sends RSTs, whose delivery DMAs), which may record more; what
+ * is left after them waits for the next call's end (a run is kicked). */
+#define APPLY_ROUNDS 4
 
 static bool fn_ok(const struct vfw_adapter *a, unsigned fn)
 {
     return fn <= a->total_vfs;
+}
+
+/* Is function fn's reset recorded or in progress? Then nothing more is
+ * DMA'd or signalled as it: the guest is resetting it. */
+static bool fn_gone(const struct vfw_adapter *a, unsigned fn)
+{
+    return a->reset_pending || a->resetting == RESETTING_ALL ||
+           (fn_ok(a, fn) && (a->reset_fn_pending[fn] ||
+                             a->resetting == (int)fn));
+}
+
+/* ---- the entry guard -------------------------------------------------- */
+
+static void apply_deferred(struct vfw_adapter *a);
+
+/* A host op called back into the adapter from inside its work? */
+static bool inside(const struct vfw_adapter *a)
+{
+    return a->depth > 0;
+}
+
+static void enter(struct vfw_adapter *a)
+{
+    a->depth++;
+}
+
+/* The end of a call: the outermost applies what was recorded, still
+ * inside the guard (applying calls the host too). */
+static void leave(struct vfw_adapter *a)
+{
+    if (a->depth > 1) {
+        a->depth--;
+        return;
+    }
+    for (unsigned round = 0; round < APPLY_ROUNDS && a->deferred; round++) {
+        apply_deferred(a);
+    }
+    a->depth = 0;
+    if (a->deferred) {
+        a->run_again = true;    /* that run's end applies the rest */
+    }
+    if (a->run_again) {
+        a->run_again = false;
+        a->ops.kick(a->ctx);
+    }
+    if (a->timer_again) {
+        a->timer_again = false;
+        a->host_deadline = a->ops.now_ns(a->ctx);
+        a->ops.timer(a->ctx, a->host_deadline);
+    }
 }
 
 /* ---- timers ------------------------------------------------------------- */
@@ -95,8 +179,14 @@ static void timer_cancel(struct vfw_adapter *a, unsigned id)
 
 void vfw_adapter_timer(struct vfw_adapter *a)
 {
-    uint64_t now = a->ops.now_ns(a->ctx), next = TIMER_NONE;
+    uint64_t now, next = TIMER_NONE;
 
+    if (inside(a)) {
+        a->timer_again = true;
+        return;
+    }
+    enter(a);
+    now = a->ops.now_ns(a->ctx);
     a->host_deadline = TIMER_NONE;
     for (unsigned id = 0; id < TIMER_COUNT; id++) {
         if (a->deadline[id] > now) {
@@ -121,6 +211,7 @@ void vfw_adapter_timer(struct vfw_adapter *a)
         a->host_deadline = next;
         a->ops.timer(a->ctx, next);
     }
+    leave(a);
 }
 
 /* ---- the RDMA engine's MAC ------------------------------------------------ */
@@ -153,26 +244,27 @@ static void engine_mac_push(struct vfw_adapter *a, unsigned fn, bool force)
     vfw_rnic_set_mac(a->rnic, fn, mac);
 }
 
+/* Only ever inside a call (an admin command, NumVFs): the engine gets it
+ * when the call ends, not under a run or a command in progress. */
 static void mac_changed(struct vfw_adapter *a, unsigned fn)
 {
     if (!fn_ok(a, fn)) {
         return;
     }
-    if (a->in_run) {
-        a->mac_pending[fn] = true;
-        return;
-    }
-    engine_mac_push(a, fn, false);
+    a->mac_pending[fn] = true;
+    a->deferred = true;
 }
 
 /* ---- data path ops -------------------------------------------------------- */
 
+/* Every part's DMA and MSI-X pass here: none for a function being reset
+ * (a failed DMA, as the IOMMU would refuse it; the parts handle that). */
 static int dp_dma_read(void *ctx, unsigned fn, uint64_t addr, void *buf,
                        size_t len)
 {
     struct vfw_adapter *a = ctx;
 
-    return a->ops.dma_read(a->ctx, fn, addr, buf, len);
+    return fn_gone(a, fn) ? -1 : a->ops.dma_read(a->ctx, fn, addr, buf, len);
 }
 
 static int dp_dma_write(void *ctx, unsigned fn, uint64_t addr,
@@ -180,14 +272,16 @@ static int dp_dma_write(void *ctx, unsigned fn, uint64_t addr,
 {
     struct vfw_adapter *a = ctx;
 
-    return a->ops.dma_write(a->ctx, fn, addr, buf, len);
+    return fn_gone(a, fn) ? -1 : a->ops.dma_write(a->ctx, fn, addr, buf, len);
 }
 
 static void any_irq(void *ctx, unsigned fn, unsigned vector)
 {
     struct vfw_adapter *a = ctx;
 
-    a->ops.irq(a->ctx, fn, vector);
+    if (!fn_gone(a, fn)) {
+        a->ops.irq(a->ctx, fn, vector);
+    }
 }
 
 static void dp_uplink_tx(void *ctx, const uint8_t *frame, size_t len)
@@ -231,7 +325,15 @@ static bool dp_rx_steer(void *ctx, unsigned fn, const uint8_t *frame,
            vfw_rnic_rx_frame(a->rnic, fn, frame, len);
 }
 
+static void any_kick(void *ctx)
+{
+    struct vfw_adapter *a = ctx;
+
+    a->ops.kick(a->ctx);
+}
+
 static const struct vfw_dp_ops dp_ops = {
+    .kick = any_kick,
     .dma_read = dp_dma_read,
     .dma_write = dp_dma_write,
     .irq = any_irq,
@@ -254,13 +356,6 @@ static void rnic_frame_out(void *ctx, unsigned fn, const uint8_t *frame,
     vfw_dp_fn_inject(a->dp, fn, frame, len);
 }
 
-static void rnic_kick(void *ctx)
-{
-    struct vfw_adapter *a = ctx;
-
-    a->ops.kick(a->ctx);
-}
-
 static void rnic_timer(void *ctx, uint64_t when)
 {
     timer_arm(ctx, TIMER_RNIC, when);
@@ -272,7 +367,7 @@ static const struct vfw_rnic_ops rnic_ops = {
     .irq = any_irq,
     .frame_out = rnic_frame_out,
     .now_ns = any_now,
-    .kick = rnic_kick,
+    .kick = any_kick,
     .timer = rnic_timer,
 };
 
@@ -280,27 +375,23 @@ static const struct vfw_rnic_ops rnic_ops = {
 
 static int admin_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
 {
-    struct vfw_adapter *a = opaque;
-
-    return a->ops.dma_read(a->ctx, VFW_DP_FN_PF, addr, buf, len);
+    return dp_dma_read(opaque, VFW_DP_FN_PF, addr, buf, len);
 }
 
 static int admin_dma_write(void *opaque, uint64_t addr, const void *buf,
                            size_t len)
 {
-    struct vfw_adapter *a = opaque;
-
-    return a->ops.dma_write(a->ctx, VFW_DP_FN_PF, addr, buf, len);
+    return dp_dma_write(opaque, VFW_DP_FN_PF, addr, buf, len);
 }
 
-/* The RNIC's state may not change under a run in progress. */
+/* Admin commands run only in a BAR write from outside the adapter's work
+ * (one from inside is refused), so no run is using the RNIC's state. */
 static int admin_quota_set(void *opaque, unsigned vf,
                            const struct vfw_aq_rdma_quota *q)
 {
     struct vfw_adapter *a = opaque;
 
-    return a->in_run ? VFW_AQ_S_UNSUPPORTED
-                     : vfw_rnic_set_quota(a->rnic, vf, q);
+    return vfw_rnic_set_quota(a->rnic, vf, q);
 }
 
 static int admin_quota_get(void *opaque, unsigned vf,
@@ -309,8 +400,7 @@ static int admin_quota_get(void *opaque, unsigned vf,
 {
     struct vfw_adapter *a = opaque;
 
-    return a->in_run ? VFW_AQ_S_UNSUPPORTED
-                     : vfw_rnic_get_quota(a->rnic, vf, q, used);
+    return vfw_rnic_get_quota(a->rnic, vf, q, used);
 }
 
 /* `ip link set PF vf N ...` committed: the switch port follows at once. */
@@ -400,6 +490,7 @@ struct vfw_adapter *vfw_adapter_create(const struct vfw_adapter_ops *ops,
     a->ops = *ops;
     a->ctx = ctx;
     a->total_vfs = total_vfs;
+    a->resetting = RESETTING_NONE;
     memcpy(a->mac, mac, 6);
     timers_clear(a);
     a->host_deadline = TIMER_NONE;
@@ -460,7 +551,8 @@ void vfw_adapter_destroy(struct vfw_adapter *a)
     free(a);
 }
 
-void vfw_adapter_reset(struct vfw_adapter *a)
+/* What the host asked for, done: only from apply_deferred. */
+static void reset_all(struct vfw_adapter *a)
 {
     timers_clear(a);
     vfw_func_dev_reset(&a->fn);
@@ -477,14 +569,10 @@ void vfw_adapter_reset(struct vfw_adapter *a)
     }
 }
 
-void vfw_adapter_reset_fn(struct vfw_adapter *a, unsigned fn)
+static void reset_one(struct vfw_adapter *a, unsigned fn)
 {
-    struct vfw_func *f;
+    struct vfw_func *f = vfw_func_vf(&a->fn, fn - 1);
 
-    if (fn == VFW_DP_FN_PF || !fn_ok(a, fn)) {
-        return;
-    }
-    f = vfw_func_vf(&a->fn, fn - 1);
     if (!f) {
         return;
     }
@@ -496,36 +584,109 @@ void vfw_adapter_reset_fn(struct vfw_adapter *a, unsigned fn)
     vfw_mbox_reset_vf(&a->mbox, fn - 1);
 }
 
-void vfw_adapter_set_num_vfs(struct vfw_adapter *a, unsigned num_vfs)
+/*
+ * The one place where what was recorded inside is applied, in the order
+ * QEMU would have called it: resets (the PF's covers the VFs'), NumVFs,
+ * the carrier, then the engines' MACs. A function stays "gone" (no DMA,
+ * no MSI-X) while its reset runs: its teardown's RSTs still go out as
+ * frames. What the host's ops record meanwhile sets a->deferred again.
+ */
+static void apply_deferred(struct vfw_adapter *a)
 {
-    vfw_admin_set_num_vfs(&a->admin, (uint16_t)(num_vfs < a->total_vfs ?
-                                                 num_vfs : a->total_vfs));
-}
-
-void vfw_adapter_set_uplink(struct vfw_adapter *a, bool attached)
-{
-    a->uplink = attached;
-    vfw_func_set_uplink(&a->fn, attached);
-    vfw_dp_set_uplink(a->dp, attached);
-}
-
-void vfw_adapter_uplink_rx(struct vfw_adapter *a, const uint8_t *frame,
-                           size_t len)
-{
-    vfw_func_uplink_rx(&a->fn);
-    vfw_dp_uplink_rx(a->dp, frame, len);
-}
-
-void vfw_adapter_run(struct vfw_adapter *a)
-{
-    a->in_run = true;
-    vfw_rnic_run(a->rnic);
-    a->in_run = false;
+    a->deferred = false;
+    if (a->reset_pending) {
+        a->reset_pending = false;
+        memset(a->reset_fn_pending, 0, sizeof(a->reset_fn_pending));
+        a->resetting = RESETTING_ALL;
+        reset_all(a);
+        a->resetting = RESETTING_NONE;
+    }
+    for (unsigned fn = 1; fn <= a->total_vfs; fn++) {
+        if (a->reset_fn_pending[fn]) {
+            a->reset_fn_pending[fn] = false;
+            a->resetting = (int)fn;
+            reset_one(a, fn);
+            a->resetting = RESETTING_NONE;
+        }
+    }
+    if (a->num_vfs_pending) {
+        a->num_vfs_pending = false;
+        vfw_admin_set_num_vfs(&a->admin, (uint16_t)a->num_vfs);
+    }
+    if (a->uplink_pending) {
+        a->uplink_pending = false;
+        vfw_func_set_uplink(&a->fn, a->uplink);
+        vfw_dp_set_uplink(a->dp, a->uplink);
+    }
     for (unsigned fn = 0; fn <= a->total_vfs; fn++) {
         if (a->mac_pending[fn]) {
             engine_mac_push(a, fn, false);
         }
     }
+}
+
+/* Resets, NumVFs and the carrier come from PCI config writes and resets,
+ * which the device cannot refuse: each is recorded and applied when the
+ * outermost call ends (at once when the host calls from outside). */
+void vfw_adapter_reset(struct vfw_adapter *a)
+{
+    enter(a);
+    a->reset_pending = a->deferred = true;
+    leave(a);
+}
+
+void vfw_adapter_reset_fn(struct vfw_adapter *a, unsigned fn)
+{
+    if (fn == VFW_DP_FN_PF || !fn_ok(a, fn)) {
+        return;
+    }
+    enter(a);
+    a->reset_fn_pending[fn] = a->deferred = true;
+    leave(a);
+}
+
+void vfw_adapter_set_num_vfs(struct vfw_adapter *a, unsigned num_vfs)
+{
+    enter(a);
+    a->num_vfs = num_vfs < a->total_vfs ? num_vfs : a->total_vfs;
+    a->num_vfs_pending = a->deferred = true;
+    leave(a);
+}
+
+void vfw_adapter_set_uplink(struct vfw_adapter *a, bool attached)
+{
+    enter(a);
+    a->uplink = attached;
+    a->uplink_pending = a->deferred = true;
+    leave(a);
+}
+
+/* From inside, a frame from the wire can only be the device's own frame
+ * looping back through the host synchronously: dropped (the wire may). */
+void vfw_adapter_uplink_rx(struct vfw_adapter *a, const uint8_t *frame,
+                           size_t len)
+{
+    if (inside(a)) {
+        return;
+    }
+    enter(a);
+    vfw_func_uplink_rx(&a->fn);
+    vfw_dp_uplink_rx(a->dp, frame, len);
+    leave(a);
+}
+
+/* The Ethernet rings' TX, then the RNIC's run; from inside, another run
+ * is asked for instead. */
+void vfw_adapter_run(struct vfw_adapter *a)
+{
+    if (inside(a)) {
+        a->run_again = true;
+        return;
+    }
+    enter(a);
+    vfw_dp_run(a->dp);
+    vfw_rnic_run(a->rnic);
+    leave(a);
 }
 
 /* ---- BARs ----------------------------------------------------------------- */
@@ -554,7 +715,8 @@ bool vfw_adapter_bar0_read(struct vfw_adapter *a, unsigned fn, uint64_t addr,
         return vfw_dp_read(a->dp, fn, addr, size, val);
     }
     if (vfw_rnic_owns(addr)) {
-        if (a->in_run || !vfw_rnic_read(a->rnic, fn, addr, size, val)) {
+        /* not while the RNIC's work may be in progress */
+        if (inside(a) || !vfw_rnic_read(a->rnic, fn, addr, size, val)) {
             *val = 0;
             return false;
         }
@@ -566,14 +728,10 @@ bool vfw_adapter_bar0_read(struct vfw_adapter *a, unsigned fn, uint64_t addr,
     return vfw_func_read(&a->fn, f, addr, size, val);
 }
 
-bool vfw_adapter_bar0_write(struct vfw_adapter *a, unsigned fn,
-                            uint64_t addr, uint64_t val, unsigned size)
+static bool bar0_write(struct vfw_adapter *a, struct vfw_func *f,
+                       unsigned fn, uint64_t addr, uint64_t val,
+                       unsigned size)
 {
-    struct vfw_func *f = func_of(a, fn);
-
-    if (!f) {
-        return false;
-    }
     if (fn == VFW_DP_FN_PF && vfw_admin_owns(addr)) {
         return vfw_admin_write(&a->admin, addr, val, size);
     }
@@ -581,7 +739,7 @@ bool vfw_adapter_bar0_write(struct vfw_adapter *a, unsigned fn,
         return vfw_dp_write(a->dp, fn, addr, val, size);
     }
     if (vfw_rnic_owns(addr)) {
-        return !a->in_run && vfw_rnic_write(a->rnic, fn, addr, val, size);
+        return vfw_rnic_write(a->rnic, fn, addr, val, size);
     }
     if (vfw_mbox_owns(addr)) {
         return vfw_mbox_write(&a->mbox, fn, addr, val, size);
@@ -589,13 +747,32 @@ bool vfw_adapter_bar0_write(struct vfw_adapter *a, unsigned fn,
     return vfw_func_write(&a->fn, f, addr, val, size);
 }
 
+/* From inside, a BAR write or a doorbell is the device's own DMA or MSI-X
+ * looping back: refused (see the top). */
+bool vfw_adapter_bar0_write(struct vfw_adapter *a, unsigned fn,
+                            uint64_t addr, uint64_t val, unsigned size)
+{
+    struct vfw_func *f = func_of(a, fn);
+    bool ok;
+
+    if (!f || inside(a)) {
+        return false;
+    }
+    enter(a);
+    ok = bar0_write(a, f, fn, addr, val, size);
+    leave(a);
+    return ok;
+}
+
 bool vfw_adapter_doorbell(struct vfw_adapter *a, unsigned fn,
                           uint64_t offset, uint64_t val, unsigned size)
 {
-    if (a->in_run || !fn_ok(a, fn)) {
+    if (inside(a) || !fn_ok(a, fn)) {
         return false;
     }
+    enter(a);
     vfw_rnic_doorbell(a->rnic, fn, offset, val, size);
+    leave(a);
     return true;
 }
 

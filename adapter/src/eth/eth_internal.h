@@ -8,7 +8,7 @@
  *   eth_dp.c      lifecycle: create, destroy, reset of the adapter and of
  *                 one function; the counters
  *   eth_regs.c    the ring window's registers and the interrupts they enable
- *   eth_tx.c      into the switch and out of it: TX rings (the doorbell),
+ *   eth_tx.c      into the switch and out of it: TX rings (the run),
  *                 the shaper, the RDMA engine's frames and their hold queue,
  *                 frames from the wire, egress to each port
  *   eth_rx.c      into an RX ring: the RDMA engine's steering, a VF's filter
@@ -71,7 +71,14 @@ struct dp_fn {
     uint8_t *hold;
     uint16_t hold_len[16];
     unsigned hold_head, hold_count;
+    /* TX rings with work for the run (bit q: ring q): a TAIL write, the
+     * shaper's timer or the uplink resuming the function sets them. */
+    uint8_t tx_pending;
 };
+
+/* Every TX ring of a function, as bits of dp_fn.tx_pending. */
+#define ETH_TX_ALL ((1u << VFW_TXQ_MAX) - 1)
+_Static_assert(VFW_TXQ_MAX <= 8, "tx_pending is 8 bits");
 
 #define HOLD_N    16u
 #define HOLD_SLOT (VFW_FRAME_MAX + 4)
@@ -92,6 +99,7 @@ struct vfw_dp {
     uint8_t buf[VFW_FRAME_MAX + 4];
     uint8_t out[VFW_FRAME_MAX + 8];
     unsigned inject_depth;      /* vfw_dp_fn_inject nesting (bounded) */
+    bool in_run, rekick;        /* vfw_dp_run in progress; run again after */
     struct vfw_uplink *up;      /* QoS hook: NULL without ops->uplink_timer */
     uint64_t line_bps;          /* QoS: 0 = no line rate (frames go at once) */
     uint64_t line_default;      /* what a reset restores */
@@ -187,10 +195,9 @@ int eth_leaf_rates(struct vfw_dp *dp, unsigned vf,
 
 /* --- eth_tx.c ------------------------------------------------------------- */
 
-/* Walk TX ring q of fn (the doorbell), at most one ring's worth. */
-void eth_tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q);
-/* Every TX ring of fn, the highest first. */
-void eth_tx_kick(struct vfw_dp *dp, unsigned fn);
+/* TX rings `mask` (bit q: ring q) of fn have work: recorded, and a run
+ * asked for (ops->kick); never sent here. */
+void eth_tx_want(struct vfw_dp *dp, unsigned fn, unsigned mask);
 
 /* --- eth_rx.c ------------------------------------------------------------- */
 

@@ -39,7 +39,7 @@ static void up_resume(void *ctx, unsigned fn)
     struct vfw_dp *dp = ctx;
 
     if (fn < fn_count(dp)) {
-        eth_tx_kick(dp, fn);
+        eth_tx_want(dp, fn, ETH_TX_ALL);    /* the run sends */
     }
 }
 

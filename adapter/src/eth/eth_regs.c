@@ -10,7 +10,8 @@
  * is enabled and checked when it is enabled (descriptor-aligned, a power of
  * two within VFW_RING_MIN/MAX_ENTRIES, no wrap of the address space), else
  * the ring reports VFW_RING_STS_ERR and stays off; a TAIL beyond the ring
- * is ignored. A TX ring's TAIL write is its doorbell (eth_tx.c).
+ * is ignored. A TX ring's TAIL write is its doorbell: it records the work
+ * and asks for a run (eth_tx.c sends in vfw_dp_run, never in the write).
  */
 #include <string.h>
 
@@ -158,7 +159,7 @@ static void ring_write(struct vfw_dp *dp, unsigned fn, struct dp_ring *r,
 
             r->tail = v;
             if (r >= &f->tx[0] && r < &f->tx[VFW_TXQ_MAX]) {
-                eth_tx_ring_kick(dp, fn, (unsigned)(r - f->tx));
+                eth_tx_want(dp, fn, 1u << (r - f->tx));
             }
         }
         break;

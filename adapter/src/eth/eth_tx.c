@@ -3,7 +3,7 @@
  * eth_tx.c - frames into the embedded switch and out of it (see
  * vfw_dataplane.h; the files are listed in eth_internal.h).
  *
- * TX: a doorbell (TAIL write) makes the device walk [HEAD, TAIL): gather one
+ * TX: a doorbell (TAIL write) makes the run walk [HEAD, TAIL): gather one
  * frame (<= VFW_TX_MAX_FRAGS descriptors up to EOP), check it, optionally
  * insert a VLAN tag, run it through vsw_process() and hand a copy to every
  * egress port: the uplink (ops->uplink_tx) or another function's RX ring.
@@ -18,7 +18,13 @@
  * (eth_qos.c), and a VF's min/max_mbps are its leaf's tx_share/tx_max.
  * 2.5: every function has VFW_TXQ_MAX TX rings (a driver puts a traffic
  * class on each); a ring whose head frame is of a class paused at the
- * uplink waits, the function's other rings go on (eth_tx_ring_kick).
+ * uplink waits, the function's other rings go on (tx_ring_walk).
+ * TX of the rings is queued work (issue 33): a TAIL write, the shaper's
+ * timer and the uplink resuming a function only record which rings have
+ * work (eth_tx_want) and ask for a run; vfw_dp_run walks them. So no TX
+ * happens inside a register write, where a DMA or MSI-X of it aimed at
+ * another function's BAR could start that function's TX in the middle
+ * of this one's frame (dp->buf and dp->out are shared).
  * The function's RDMA engine sends through vfw_dp_fn_inject (the ring's
  * path without the ring; over max_mbps its frames wait in a hold queue),
  * frames from the wire through vfw_dp_uplink_rx; RX rings are eth_rx.c.
@@ -46,7 +52,7 @@ static void deliver(struct vfw_dp *dp, const vsw_decision *d, unsigned port,
 {
     if (port == VSW_PORT_UPLINK && dp->up && dp->line_bps) {
         /* QoS hook: the sender's queue of the frame's class; a full queue
-         * pauses the sender (eth_tx_ring_kick checks), a drop is the
+         * pauses the sender (tx_ring_walk checks), a drop is the
          * class's count */
         unsigned fn = d->in_port == VSW_PORT_PF ? VFW_DP_FN_PF : VFW_DP_FN_VF(d->in_port - 2u);
 
@@ -192,8 +198,11 @@ static bool tx_class_paused(struct vfw_dp *dp, unsigned fn, unsigned in_port,
     return tc >= 0 && vfw_uplink_paused_tc(dp->up, fn, (unsigned)tc);
 }
 
-/* Walk TX ring q of fn: at most one ring's worth of descriptors. */
-void eth_tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q)
+/* Walk TX ring q of fn: at most one ring's worth of descriptors. true =
+ * that budget ran out with descriptors left (another run takes them); a
+ * ring that waits (shaper, paused class, a frame not all posted) or
+ * stopped returns false: its timer, resume or doorbell records it again. */
+static bool tx_ring_walk(struct vfw_dp *dp, unsigned fn, unsigned q)
 {
     struct dp_fn *f = &dp->fn[fn];
     struct dp_ring *r = &f->tx[q];
@@ -201,7 +210,7 @@ void eth_tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q)
     unsigned in_port = fn ? VSW_PORT_VF(fn - 1) : VSW_PORT_PF;
 
     if (!ring_on(r)) {
-        return;
+        return false;
     }
     budget = r->len;
     while (r->head != r->tail && budget) {
@@ -312,19 +321,61 @@ void eth_tx_ring_kick(struct vfw_dp *dp, unsigned fn, unsigned q)
         budget = budget > n ? budget - n : 0;
         done += n;
     }
+    if (done) {
+        eth_fire(dp, fn, r->ctrl, &r->irq_pending);
+    }
+    return !budget && ring_on(r) && r->head != r->tail;
 out:
     if (done) {
         eth_fire(dp, fn, r->ctrl, &r->irq_pending);
     }
+    return false;
 }
 
-/* Every TX ring of fn, the highest first: with no line rate (frames go
- * out at once) a driver's strict-class ring is not queued behind its bulk
- * ring; with one, the uplink's scheduler orders what the rings gave it. */
-void eth_tx_kick(struct vfw_dp *dp, unsigned fn)
+void eth_tx_want(struct vfw_dp *dp, unsigned fn, unsigned mask)
 {
-    for (unsigned q = VFW_TXQ_MAX; q-- > 0;) {
-        eth_tx_ring_kick(dp, fn, q);
+    dp->fn[fn].tx_pending |= (uint8_t)(mask & ETH_TX_ALL);
+    if (dp->in_run) {
+        dp->rekick = true;
+    } else if (dp->ops->kick) {
+        dp->ops->kick(dp->ctx);
+    }
+}
+
+/* Every function's rings with work, each function's highest ring first:
+ * with no line rate (frames go out at once) a driver's strict-class ring
+ * is not queued behind its bulk ring; with one, the uplink's scheduler
+ * orders what the rings gave it. A ring is taken off the pending set
+ * before it is walked, so work recorded meanwhile (the shaper's timer, a
+ * resume) is seen by the next run. */
+void vfw_dp_run(struct vfw_dp *dp)
+{
+    if (!dp) {
+        return;
+    }
+    if (dp->in_run) {
+        dp->rekick = true;
+        return;
+    }
+    dp->in_run = true;
+    dp->rekick = false;
+    for (unsigned fn = 0; fn < fn_count(dp); fn++) {
+        struct dp_fn *f = &dp->fn[fn];
+
+        for (unsigned q = VFW_TXQ_MAX; f->tx_pending && q-- > 0;) {
+            if (!(f->tx_pending & (1u << q))) {
+                continue;
+            }
+            f->tx_pending &= (uint8_t)~(1u << q);
+            if (tx_ring_walk(dp, fn, q)) {
+                f->tx_pending |= (uint8_t)(1u << q);
+                dp->rekick = true;
+            }
+        }
+    }
+    dp->in_run = false;
+    if (dp->rekick && dp->ops->kick) {
+        dp->ops->kick(dp->ctx);
     }
 }
 
@@ -357,7 +408,7 @@ void vfw_dp_timer(struct vfw_dp *dp, unsigned fn)
     }
     dp->fn[fn].timer_armed = false;
     hold_drain(dp, fn);
-    eth_tx_kick(dp, fn);
+    eth_tx_want(dp, fn, ETH_TX_ALL);    /* the run sends */
 }
 
 /*

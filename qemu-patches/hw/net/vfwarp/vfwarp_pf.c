@@ -13,8 +13,11 @@
  *
  * Re-entrancy: the adapter's runs (vfw_adapter_run) come only from a bottom
  * half guarded by the PF's mem_reentrancy_guard, so a DMA aimed at the
- * PF's own BARs is refused by the memory core; the adapter itself refuses
- * RDMA registers and doorbells reached through a VF's BAR during a run.
+ * PF's own BARs is refused by the memory core. The adapter guards itself
+ * against the rest (a VF's BAR, config space, the timer): a BAR write or
+ * doorbell reaching it from inside its work is refused, and a reset or
+ * NumVFs is applied when that work ends (adapter.c), so the calls below
+ * need no care here.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
