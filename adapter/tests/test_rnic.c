@@ -8,6 +8,7 @@
  */
 #include "check.h"
 #include "rnic_drv.h"
+#include "tcp/tcp_wire.h"
 
 #define VFW_WQE_OP_RECV_ 0xff   /* test-only marker: an RQ entry */
 
@@ -1166,6 +1167,92 @@ static int test_connection_tos(void)
     return 0;
 }
 
+/* A's SYNs leave with their MSS option lowered to 200, as a path that
+ * clamps it would: B's TCP may then send no record over 200 bytes. */
+static void clamp_syn_mss(uint8_t *f, size_t n)
+{
+    if (n < 54 || f[12] != 0x08 || f[13] != 0 || f[23] != 6)
+        return;
+    uint8_t *ip = f + 14;
+    size_t ihl = (size_t)(ip[0] & 15) * 4;
+    uint8_t *t = ip + ihl;
+    size_t thl = (size_t)(t[12] >> 4) * 4;
+    uint16_t tl = (uint16_t)(vfw_ld_be16(ip + 2) - ihl);
+    if (!(t[13] & 0x02) || 14 + ihl + tl > n)
+        return;                              /* not a SYN */
+    for (size_t i = 20; i + 4 <= thl && t[i] != 0;) {
+        if (t[i] == 1) {
+            i++;
+            continue;
+        }
+        if (t[i] == 2 && t[i + 1] == 4) {
+            vfw_st_be16(t + i + 2, 200);
+            break;
+        }
+        if (t[i + 1] < 2)
+            break;
+        i += t[i + 1];
+    }
+    t[16] = t[17] = 0;
+    vfw_csum_store(t + 16, vfw_csum_partial(t, tl,
+                   vfw_csum_pseudo(vfw_ld_be32(ip + 12), vfw_ld_be32(ip + 16),
+                                   6, tl)));
+}
+
+/* Issue 33 class 5: a REJECT that fails changes nothing. Its MPA Reject
+ * does not fit B's MSS (clamped to 200 on the way), so the command fails;
+ * the request must still be pending, the TCP connection open (A hears
+ * nothing), and a REJECT that fits must then reach A with its data. */
+static int test_failed_reject_changes_nothing(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    A.mangle_out = clamp_syn_mss;
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_LISTEN };
+    d.u.listen.port = 6100;
+    d.u.listen.backlog = 1;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_CONNECT;
+    d.u.connect.qp = a.qp.id;
+    memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+    d.u.connect.rport = 6100;
+    memcpy(d.u.connect.dmac, B.mac, 6);
+    d.u.connect.mpa_rev = 2;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    uint32_t cep_a = d.u.connect.cep;
+    struct vfw_eqe e;
+    CHECK(eq_wait(&B, &A, VFW_EQE_CONNECT_REQUEST, &e, NULL));
+    uint32_t cep_b = e.obj;
+
+    uint64_t big = g_alloc(&B, 512, 64);
+    memset(gm(&B, big), 'x', 300);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_REJECT;
+    d.u.reject.cep = cep_b;
+    d.u.reject.pdata_len = 300;               /* 20 + 4 + 300 > 200 */
+    d.u.reject.pdata_addr = big;
+    int st = cmd(&B, &d);
+    CHECK(st != VFW_RCMD_S_OK && st > 0);
+    pump(&A, &B, 50);
+    CHECK(!eq_poll(&A, &e, NULL));            /* A's connect still waits */
+    CHECK(!eq_poll(&B, &e, NULL));            /* B's request still there */
+
+    uint64_t small = g_alloc(&B, 64, 64);
+    memcpy(gm(&B, small), "not today", 9);
+    d.u.reject.pdata_len = 9;
+    d.u.reject.pdata_addr = small;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    uint8_t pdata[VFW_EQ_PDATA_SLOT];
+    CHECK(eq_wait(&A, &B, VFW_EQE_CONNECT_REPLY, &e, pdata));
+    CHECK(e.obj == cep_a && e.status == VFW_CM_S_REFUSED);
+    CHECK(e.pdata_len == 9 && memcmp(pdata, "not today", 9) == 0);
+    teardown();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct unit_test t[] = {
@@ -1185,6 +1272,7 @@ int main(int argc, char **argv)
         { "two_functions_one_rnic", test_two_functions_one_rnic },
         { "quota_grows_live", test_quota_grows_live },
         { "connection_tos", test_connection_tos },
+        { "failed_reject_changes_nothing", test_failed_reject_changes_nothing },
     };
     int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
                        teardown);
