@@ -358,12 +358,14 @@ static int ep_make(struct ep *e, struct side *s)
 static uint8_t g_rtr = 1;
 /* TOS of the connection as CONNECT and ACCEPT give it (0: none) */
 static uint8_t g_tos_connect, g_tos_accept;
+/* the port B listens on (a second connection needs a second listener) */
+static uint16_t g_port = 5000;
 
 static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
                         uint32_t *cep_b)
 {
     struct vfw_rcmd d = { .opcode = VFW_RCMD_LISTEN };
-    d.u.listen.port = 5000;
+    d.u.listen.port = g_port;
     d.u.listen.backlog = 4;
     CHECK(cmd(b->s, &d) == VFW_RCMD_S_OK);
     uint32_t listener = d.u.listen.listener;
@@ -376,7 +378,7 @@ static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
     d.opcode = VFW_RCMD_CONNECT;
     d.u.connect.qp = a->qp.id;
     memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 2 }, 4);
-    d.u.connect.rport = 5000;
+    d.u.connect.rport = g_port;
     memcpy(d.u.connect.dmac, b->s->mac, 6);
     d.u.connect.ord = d.u.connect.ird = 4;
     d.u.connect.mpa_rev = 2;
@@ -396,7 +398,7 @@ static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
     CHECK(e.obj2 == listener);
     CHECK(memcmp(e.rip, (uint8_t[]){ 10, 0, 0, 1 }, 4) == 0);
     CHECK(memcmp(e.lip, (uint8_t[]){ 10, 0, 0, 2 }, 4) == 0);
-    CHECK(e.rport == lport && e.lport == 5000);
+    CHECK(e.rport == lport && e.lport == g_port);
     CHECK(e.pdata_len == sizeof(hello));
     CHECK(memcmp(pdata, hello, sizeof(hello)) == 0);
     CHECK(e.mpa_rev == 2);
@@ -422,7 +424,7 @@ static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
     CHECK(e.obj == *cep_b && e.obj2 == b->qp.id);
     CHECK(eq_wait(a->s, b->s, VFW_EQE_CONNECT_REPLY, &e, NULL));
     CHECK(e.status == VFW_CM_S_OK && e.obj == *cep_a && e.obj2 == a->qp.id);
-    CHECK(e.lport == lport && e.rport == 5000);
+    CHECK(e.lport == lport && e.rport == g_port);
     return 0;
 }
 
@@ -1167,6 +1169,94 @@ static int test_connection_tos(void)
     return 0;
 }
 
+/* One SEND A -> B and one RDMA READ A <- B on a connected pair; each must
+ * complete with success on both sides and move the bytes. */
+static int send_and_read(struct ep *a, struct ep *b, uint64_t tag)
+{
+    struct vfw_wqe w;
+    struct vfw_cqe_hw c;
+    uint8_t pat[300], got[300];
+    for (size_t i = 0; i < sizeof(pat); i++)
+        pat[i] = (uint8_t)(i + tag);
+    g_put(a->s, &a->mr, 0, pat, sizeof(pat));
+    sge_wqe(&w, tag, VFW_WQE_OP_RECV_, b->stag, MR_IOVA + 4096, 300);
+    post(b->s, &b->qp, false, &w, 1);
+    sge_wqe(&w, tag + 1, VFW_WQE_OP_SEND, a->stag, MR_IOVA, 300);
+    post(a->s, &a->qp, true, &w, 1);
+    CHECK(cq_wait(b->s, a->s, &b->cq, &c));
+    CHECK(c.wr_id == tag && c.status == VFW_CQE_S_SUCCESS &&
+          c.byte_len == 300);
+    g_get(b->s, &b->mr, 4096, got, 300);
+    CHECK(memcmp(got, pat, 300) == 0);
+    CHECK(cq_wait(a->s, b->s, &a->cq, &c));
+    CHECK(c.wr_id == tag + 1 && c.status == VFW_CQE_S_SUCCESS);
+    /* A pulls them back from B into its own MR's third page */
+    sge_wqe(&w, tag + 2, VFW_WQE_OP_RDMA_READ, a->stag, MR_IOVA + 8192, 300);
+    w.remote_stag = b->stag;
+    w.remote_addr = MR_IOVA + 4096;
+    post(a->s, &a->qp, true, &w, 1);
+    CHECK(cq_wait(a->s, b->s, &a->cq, &c));
+    CHECK(c.wr_id == tag + 2 && c.status == VFW_CQE_S_SUCCESS &&
+          c.opcode == VFW_CQE_OP_RDMA_READ);
+    g_get(a->s, &a->mr, 8192, got, 300);
+    CHECK(memcmp(got, pat, 300) == 0);
+    return 0;
+}
+
+/* Issue 33 class 4: a QP reconnected after a graceful close starts its
+ * new connection clean. The first connection (with a Read RTR) moves the
+ * Send and Read MSNs of A's QP; after CLOSING on A and the close on both
+ * sides, A's QP connects to a new QP of B's, and its first SEND and READ
+ * must be taken by that peer, whose MSNs start at 1 (RFC 5041 sec. 5.1:
+ * the MSN of each queue starts at 1 on a new stream). */
+static int test_reconnect_after_graceful_close(void)
+{
+    struct ep a, b;
+    uint32_t cep_a, cep_b;
+    g_rtr = 4;                  /* a zero-length RDMA Read as RTR */
+    int rc = connected_pair(&a, &b, &cep_a, &cep_b);
+    g_rtr = 1;
+    CHECK(rc == 0);
+    CHECK(send_and_read(&a, &b, 0x100) == 0);
+    CHECK(send_and_read(&a, &b, 0x200) == 0);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_MODIFY };
+    d.u.qp_modify.qp = a.qp.id;
+    d.u.qp_modify.state = VFW_QPS_CLOSING;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    struct vfw_eqe e;
+    CHECK(eq_wait(&B, &A, VFW_EQE_CLOSE, &e, NULL) && e.obj == cep_b);
+    CHECK(eq_wait(&A, &B, VFW_EQE_CLOSE, &e, NULL) && e.obj == cep_a &&
+          e.status == VFW_CM_S_OK);
+    struct ep *eps[2] = { &a, &b };
+    for (int i = 0; i < 2; i++) {
+        memset(&d, 0, sizeof(d));
+        d.opcode = VFW_RCMD_QP_QUERY;
+        d.u.qp_query.qp = eps[i]->qp.id;
+        CHECK(cmd(eps[i]->s, &d) == VFW_RCMD_S_OK);
+        CHECK(d.u.qp_query.state == VFW_QPS_IDLE);
+    }
+    /* A's QP again, to a new QP of B's: its MSNs start at 1 */
+    struct ep b2 = b;
+    CHECK(qp_make(&B, &b2.qp, b.pd, b.cq.id, b.cq.id, 16, 1) ==
+          VFW_RCMD_S_OK);
+    eps[1] = &b2;
+    g_port = 5001;
+    rc = connect_pair(&a, &b2, &cep_a, &cep_b);
+    g_port = 5000;
+    CHECK(rc == 0);
+    CHECK(send_and_read(&a, &b2, 0x300) == 0);
+    for (int i = 0; i < 2; i++) {
+        memset(&d, 0, sizeof(d));
+        d.opcode = VFW_RCMD_QP_QUERY;
+        d.u.qp_query.qp = eps[i]->qp.id;
+        CHECK(cmd(eps[i]->s, &d) == VFW_RCMD_S_OK);
+        CHECK(d.u.qp_query.state == VFW_QPS_RTS);
+        CHECK(!d.u.qp_query.term_sent_valid && !d.u.qp_query.term_rcvd_valid);
+    }
+    teardown();
+    return 0;
+}
+
 /* A's SYNs leave with their MSS option lowered to 200, as a path that
  * clamps it would: B's TCP may then send no record over 200 bytes. */
 static void clamp_syn_mss(uint8_t *f, size_t n)
@@ -1273,6 +1363,8 @@ int main(int argc, char **argv)
         { "quota_grows_live", test_quota_grows_live },
         { "connection_tos", test_connection_tos },
         { "failed_reject_changes_nothing", test_failed_reject_changes_nothing },
+        { "reconnect_after_graceful_close",
+          test_reconnect_after_graceful_close },
     };
     int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
                        teardown);

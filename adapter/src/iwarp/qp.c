@@ -99,22 +99,53 @@ int vfw_qp_destroy(struct vfw_engine *e, uint32_t qp_id)
     return 0;
 }
 
-/* Bind a QP to an established CEP and size the FPDU path to its MSS. */
+/* What one connection leaves in a QP that the next must not inherit: an
+ * IDLE QP may have carried a connection that closed gracefully (cm.c's
+ * vfw_llp_closed), and the peer of the new one starts every DDP queue's
+ * MSN at 1 (RFC 5041 sec. 5.1), knows none of the old stream's Reads or
+ * Terminate, and sends no RTR it was not asked for. Queued work requests
+ * stay: a process may post before it connects. */
+static void qp_stream_reset(struct vfw_qp *qp)
+{
+    for (int k = 0; k < 3; k++)
+        qp->tx_msn[k] = qp->rx_msn[k] = 1;
+    qp->ord_head = qp->ord_cnt = 0;
+    qp->ird_head = qp->ird_cnt = 0;
+    qp->cur_active = false;
+    qp->tx_len = 0;
+    qp->tx_last = false;
+    qp->rx_active = false;
+    qp->rx_cap = qp->rx_len = 0;
+    qp->tx_gate = false;
+    qp->rtr_expect = false;
+    qp->rtr_send = 0;
+    qp->tx_hold_until = 0;
+    qp->rtr_read_pending = false;
+    qp->term_pending = false;
+    qp->term_len = 0;
+    memset(&qp->term_sent, 0, sizeof(qp->term_sent));
+    memset(&qp->term_rcvd, 0, sizeof(qp->term_rcvd));
+    qp->close_after_tx = false;
+}
+
+/* Bind a QP to an established CEP and size the FPDU path to its MSS: the
+ * start of every connection, active (vfw_connect) and passive
+ * (vfw_accept), so the QP's stream state starts here too. */
 int vfw_qp_bind(struct vfw_engine *e, struct vfw_qp *qp, uint32_t cep_id,
                 uint16_t mss)
 {
     (void)e;
     if (mss < 128)
         return -EINVAL;
-    free(qp->txbuf);
-    qp->txbuf = malloc(mss);
-    if (!qp->txbuf)
+    uint8_t *txbuf = malloc(mss);
+    if (!txbuf)
         return -ENOMEM;
+    free(qp->txbuf);
+    qp->txbuf = txbuf;
+    qp_stream_reset(qp);
     qp->cep = cep_id;
     qp->mss = mss;
     qp->mulpdu = vfw_mpa_mulpdu(mss);
-    qp->tx_len = 0;
-    qp->cur_active = false;
     return 0;
 }
 
@@ -229,10 +260,7 @@ int vfw_qp_modify(struct vfw_engine *e, uint32_t qp_id, enum vfw_qp_state to)
             return -EBUSY;
         vfw_qp_flush(e, qp, qp_id);
         qp->state = VFW_QPS_IDLE;
-        for (int k = 0; k < 3; k++)
-            qp->tx_msn[k] = qp->rx_msn[k] = 1;
-        memset(&qp->term_sent, 0, sizeof(qp->term_sent));
-        memset(&qp->term_rcvd, 0, sizeof(qp->term_rcvd));
+        qp_stream_reset(qp);
         return 0;
     default:
         return -EINVAL;   /* RTS and TERMINATE are entered by the engine */
