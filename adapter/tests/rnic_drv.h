@@ -30,6 +30,7 @@ struct side {
     uint8_t mac[6];
     uint32_t ip;
     unsigned irqs, last_vec, kicks, frames_out;
+    unsigned long dma_ops;    /* DMA reads and writes the device asked */
     bool drop_out;            /* cable cut */
     /* a middlebox on the cable: rewrites a copy of each frame sent (the
      * device's own buffer stays untouched), NULL none */
@@ -50,6 +51,7 @@ static uint8_t *gm(struct side *s, uint64_t a) { return s->mem + (a - GM_BASE); 
 static int sd_dma_read(void *ctx, unsigned fn, uint64_t a, void *b, size_t n)
 {
     struct side *s = ctx;
+    s->dma_ops++;
     if (fn != s->fn || a < GM_BASE || n > GM_SIZE ||
         a - GM_BASE > GM_SIZE - n)
         return -1;
@@ -60,6 +62,7 @@ static int sd_dma_write(void *ctx, unsigned fn, uint64_t a, const void *b,
                         size_t n)
 {
     struct side *s = ctx;
+    s->dma_ops++;
     if (fn != s->fn || a < GM_BASE || n > GM_SIZE ||
         a - GM_BASE > GM_SIZE - n)
         return -1;

@@ -1343,6 +1343,265 @@ static int test_failed_reject_changes_nothing(void)
     return 0;
 }
 
+/* ---- issue 33 class 2: a guest-chosen amount of work in one run -------- */
+/* A QP whose rings are 4096 WQEs deep (512 KiB each: more pages than a
+ * g_buf holds), in contiguous guest memory with its page list beside it. */
+#define BIG_DEPTH 4096u
+struct big_qp {
+    uint32_t id;
+    uint64_t sq, rq;          /* ring bases */
+    uint16_t sq_pi, rq_pi;
+    uint32_t sq_seq, rq_seq;  /* WRs rung in so far */
+};
+
+static struct vfw_pgl_ref big_ring(struct side *s, uint64_t *base)
+{
+    uint32_t npages = BIG_DEPTH * VFW_WQE_SIZE / PG;
+    *base = g_alloc(s, (uint64_t)npages * PG, PG);
+    uint64_t pgl = g_alloc(s, 8ull * npages, 8);
+    for (uint32_t i = 0; i < npages; i++) {
+        uint64_t a = *base + (uint64_t)i * PG;
+        memcpy(gm(s, pgl + 8ull * i), &a, 8);
+    }
+    struct vfw_pgl_ref r = { .pgl_addr = pgl, .npages = npages,
+                             .page_shift = 12 };
+    return r;
+}
+
+static int big_qp_make(struct side *s, struct big_qp *q, uint32_t pd,
+                       uint32_t cq)
+{
+    memset(q, 0, sizeof(*q));
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_CREATE };
+    struct vfw_rcmd_qp_create *c = &d.u.qp_create;
+    c->pd = pd;
+    c->send_cq = c->recv_cq = cq;
+    c->sq_depth = c->rq_depth = BIG_DEPTH;
+    c->ord = c->ird = 1;
+    c->db_page = 1;
+    c->sq = big_ring(s, &q->sq);
+    c->rq = big_ring(s, &q->rq);
+    int st = cmd(s, &d);
+    q->id = c->qp;
+    return st;
+}
+
+/* wr_id of a big QP's WR: which QP, which queue, its sequence number */
+static uint64_t big_wr_id(uint32_t qp, bool rq, uint32_t seq)
+{
+    return (uint64_t)qp << 40 | (uint64_t)rq << 32 | seq;
+}
+
+/* n more WRs into both rings (signaled zero-length Sends, empty Receives)
+ * and both doorbells rung: recorded, nothing fetched until a run. */
+static void big_ring_in(struct side *s, struct big_qp *q, uint32_t n)
+{
+    struct vfw_wqe w;
+    for (uint32_t i = 0; i < n; i++) {
+        memset(&w, 0, sizeof(w));
+        w.wr_id = big_wr_id(q->id, false, q->sq_seq++);
+        w.opcode = VFW_WQE_OP_SEND;
+        w.flags = VFW_WQE_F_SIGNALED;
+        memcpy(gm(s, q->sq + (uint64_t)(q->sq_pi++ % BIG_DEPTH) *
+                  VFW_WQE_SIZE), &w, sizeof(w));
+        memset(&w, 0, sizeof(w));
+        w.wr_id = big_wr_id(q->id, true, q->rq_seq++);
+        memcpy(gm(s, q->rq + (uint64_t)(q->rq_pi++ % BIG_DEPTH) *
+                  VFW_WQE_SIZE), &w, sizeof(w));
+    }
+    vfw_rnic_doorbell(s->r, s->fn, VFW_DB_PAGE_SIZE + VFW_DB_SQ,
+                      q->id | (uint32_t)q->sq_pi << VFW_DB_PI_SHIFT, 4);
+    vfw_rnic_doorbell(s->r, s->fn, VFW_DB_PAGE_SIZE + VFW_DB_RQ,
+                      q->id | (uint32_t)q->rq_pi << VFW_DB_PI_SHIFT, 4);
+}
+
+/* Put a command in the ring without ringing or running; its address. */
+static uint64_t cmd_put(struct side *s, struct vfw_rcmd *d)
+{
+    uint64_t a = s->rcq + (uint64_t)s->rcq_tail * VFW_RCQ_DESC_SIZE;
+    d->cookie = ++s->cookie;
+    d->flags = 0;
+    d->status = 0;
+    memcpy(gm(s, a), d, sizeof(*d));
+    s->rcq_tail = (s->rcq_tail + 1) % 16;
+    return a;
+}
+
+static bool cmd_done(struct side *s, uint64_t a, uint16_t *status)
+{
+    struct vfw_rcmd out;
+    memcpy(&out, gm(s, a), sizeof(out));
+    *status = out.status;
+    return out.flags & VFW_RCMD_F_DONE;
+}
+
+/* What one run of one function may touch of its memory, whatever the
+ * guest rang in: the run's budget is a few hundred units (a WQE fetched,
+ * a CQE or EQE written, a command), each a few DMA accesses. Without a
+ * budget the first run below fetched all 16384 WQEs and wrote as many
+ * CQEs: ~49000 accesses. */
+#define RUN_DMA_BOUND 2048u
+
+/* Each CQE the driver finds: a WR_FLUSH_ERR of one of the big QPs, in
+ * ring order per queue (next[qp index][queue] is the sequence expected). */
+static int big_reap(struct side *s, struct d_cq *cq, const struct big_qp *q,
+                    unsigned nq, uint32_t next[][2], unsigned *reaped)
+{
+    struct vfw_cqe_hw c;
+    while (cq_poll(s, cq, &c)) {
+        CHECK(c.status == VFW_CQE_S_WR_FLUSH_ERR);
+        unsigned k = nq;
+        for (unsigned i = 0; i < nq; i++)
+            if (q[i].id == c.wr_id >> 40)
+                k = i;
+        CHECK(k < nq && c.qp == q[k].id);
+        bool rq = (c.wr_id >> 32) & 1;
+        CHECK(rq == (c.opcode == VFW_CQE_OP_RECV));
+        CHECK((uint32_t)c.wr_id == next[k][rq]);
+        next[k][rq]++;
+        (*reaped)++;
+    }
+    return 0;
+}
+
+/* QP_MODIFY(ERROR) drains what the driver rang in, but within the run's
+ * budget: two QPs with both rings full (16384 WRs), ERROR for both and a
+ * QP_DESTROY of the first in one batch. Every run stays under the bound;
+ * the drain carries over from run to run, every WR completes exactly
+ * once, flushed, in ring order; the QP_DESTROY completes only after the
+ * last WR of its QP did. Then the second QP, already in ERROR, is rung
+ * full again and sent ERROR eight times in one batch: a drain again, the
+ * same bound, no WR twice. */
+static int test_error_drain_is_budgeted(void)
+{
+    CHECK(setup() == 0);
+    drv_start(&A);
+    uint32_t pd;
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK);
+    struct d_cq cq;
+    CHECK(cq_make(&A, &cq, 4096, 1) == VFW_RCMD_S_OK);
+    struct big_qp q[2];
+    for (unsigned i = 0; i < 2; i++) {
+        CHECK(big_qp_make(&A, &q[i], pd, cq.id) == VFW_RCMD_S_OK);
+        big_ring_in(&A, &q[i], BIG_DEPTH);
+    }
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_MODIFY };
+    d.u.qp_modify.state = VFW_QPS_ERROR;
+    d.u.qp_modify.qp = q[0].id;
+    uint64_t err0 = cmd_put(&A, &d);
+    d.u.qp_modify.qp = q[1].id;
+    uint64_t err1 = cmd_put(&A, &d);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_DESTROY;
+    d.u.qp_modify.qp = q[0].id;
+    uint64_t destroy0 = cmd_put(&A, &d);
+    reg_w(&A, VFW_REG_RCQ_TAIL, A.rcq_tail);
+
+    uint32_t next[2][2] = { { 0, 0 }, { 0, 0 } };
+    unsigned reaped = 0, runs = 0;
+    bool destroyed = false;
+    uint16_t st;
+    while (reaped < 4 * BIG_DEPTH && runs < 1000) {
+        A.dma_ops = 0;
+        vfw_rnic_run(R1);
+        runs++;
+        CHECK(A.dma_ops <= RUN_DMA_BOUND);
+        CHECK(big_reap(&A, &cq, q, 2, next, &reaped) == 0);
+        if (!destroyed && cmd_done(&A, destroy0, &st)) {
+            CHECK(st == VFW_RCMD_S_OK);
+            CHECK(next[0][0] == BIG_DEPTH && next[0][1] == BIG_DEPTH);
+            destroyed = true;
+        }
+    }
+    CHECK(reaped == 4 * BIG_DEPTH && runs > 1);
+    CHECK(cmd_done(&A, err0, &st) && st == VFW_RCMD_S_OK);
+    CHECK(cmd_done(&A, err1, &st) && st == VFW_RCMD_S_OK);
+    CHECK(cmd_done(&A, destroy0, &st) && st == VFW_RCMD_S_OK);
+    CHECK(used_of(R1, 0).qp == 1);
+
+    /* the second QP again: already in ERROR, rung full, ERROR x 8 */
+    struct big_qp *q1 = &q[1];
+    big_ring_in(&A, q1, BIG_DEPTH);
+    uint64_t again[8];
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_MODIFY;
+    d.u.qp_modify.state = VFW_QPS_ERROR;
+    d.u.qp_modify.qp = q1->id;
+    for (unsigned i = 0; i < 8; i++)
+        again[i] = cmd_put(&A, &d);
+    reg_w(&A, VFW_REG_RCQ_TAIL, A.rcq_tail);
+    uint32_t next1[1][2] = { { next[1][0], next[1][1] } };
+    reaped = 0;
+    for (runs = 0; runs < 1000 && reaped < 2 * BIG_DEPTH; runs++) {
+        A.dma_ops = 0;
+        vfw_rnic_run(R1);
+        CHECK(A.dma_ops <= RUN_DMA_BOUND);
+        CHECK(big_reap(&A, &cq, q1, 1, next1, &reaped) == 0);
+    }
+    CHECK(reaped == 2 * BIG_DEPTH && runs > 1);
+    pump(&A, NULL, 20);
+    CHECK(big_reap(&A, &cq, q1, 1, next1, &reaped) == 0);
+    CHECK(reaped == 2 * BIG_DEPTH);           /* none twice */
+    for (unsigned i = 0; i < 8; i++)
+        CHECK(cmd_done(&A, again[i], &st) && st == VFW_RCMD_S_OK);
+    teardown();
+    return 0;
+}
+
+/* The engine's own flush is budgeted too. WRs fetched into an idle QP
+ * wait in the engine until it connects, so over many runs 8192 of them
+ * pile up; one QP_MODIFY(ERROR) must not complete them all in one run.
+ * Each run stays under the bound, every WR completes once, flushed, in
+ * order, and a QP_DESTROY behind the ERROR waits for the last of them. */
+static int test_error_flush_is_budgeted(void)
+{
+    CHECK(setup() == 0);
+    drv_start(&A);
+    uint32_t pd;
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK);
+    struct d_cq cq;
+    CHECK(cq_make(&A, &cq, 4096, 1) == VFW_RCMD_S_OK);
+    struct big_qp q;
+    CHECK(big_qp_make(&A, &q, pd, cq.id) == VFW_RCMD_S_OK);
+    big_ring_in(&A, &q, BIG_DEPTH);
+    for (unsigned i = 0; i < 200; i++)
+        vfw_rnic_run(R1);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_QUERY };
+    d.u.qp_query.qp = q.id;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(d.u.qp_query.state == VFW_QPS_IDLE);
+    CHECK(d.u.qp_query.sq_outstanding == BIG_DEPTH &&
+          d.u.qp_query.rq_posted == BIG_DEPTH);
+    struct vfw_cqe_hw c;
+    CHECK(!cq_poll(&A, &cq, &c));
+
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_MODIFY;
+    d.u.qp_modify.qp = q.id;
+    d.u.qp_modify.state = VFW_QPS_ERROR;
+    uint64_t err = cmd_put(&A, &d);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_DESTROY;
+    d.u.qp_modify.qp = q.id;
+    uint64_t destroy = cmd_put(&A, &d);
+    reg_w(&A, VFW_REG_RCQ_TAIL, A.rcq_tail);
+    uint32_t next[1][2] = { { 0, 0 } };
+    unsigned reaped = 0, runs;
+    uint16_t st;
+    for (runs = 0; runs < 1000 && !cmd_done(&A, destroy, &st); runs++) {
+        A.dma_ops = 0;
+        vfw_rnic_run(R1);
+        CHECK(A.dma_ops <= RUN_DMA_BOUND);
+        CHECK(big_reap(&A, &cq, &q, 1, next, &reaped) == 0);
+    }
+    CHECK(cmd_done(&A, err, &st) && st == VFW_RCMD_S_OK);
+    CHECK(cmd_done(&A, destroy, &st) && st == VFW_RCMD_S_OK);
+    CHECK(reaped == 2 * BIG_DEPTH && runs > 1);
+    CHECK(used_of(R1, 0).qp == 0);
+    teardown();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct unit_test t[] = {
@@ -1365,6 +1624,8 @@ int main(int argc, char **argv)
         { "failed_reject_changes_nothing", test_failed_reject_changes_nothing },
         { "reconnect_after_graceful_close",
           test_reconnect_after_graceful_close },
+        { "error_drain_is_budgeted", test_error_drain_is_budgeted },
+        { "error_flush_is_budgeted", test_error_flush_is_budgeted },
     };
     int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
                        teardown);

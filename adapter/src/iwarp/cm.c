@@ -579,8 +579,7 @@ void vfw_llp_closed(struct vfw_engine *e, uint32_t cep_id, int err)
     vfw_cep_release(e, cep_id);
     if (qp) {
         if (qp->state == VFW_QPS_CLOSING && err == 0) {
-            vfw_qp_flush(e, qp, qp_id);
-            qp->state = VFW_QPS_IDLE;
+            vfw_qp_close_idle(e, qp, qp_id);
         } else if (qp->state != VFW_QPS_IDLE) {
             vfw_qp_error(e, qp, qp_id, false);
         }
