@@ -1392,27 +1392,37 @@ static uint64_t big_wr_id(uint32_t qp, bool rq, uint32_t seq)
     return (uint64_t)qp << 40 | (uint64_t)rq << 32 | seq;
 }
 
-/* n more WRs into both rings (signaled zero-length Sends, empty Receives)
- * and both doorbells rung: recorded, nothing fetched until a run. */
-static void big_ring_in(struct side *s, struct big_qp *q, uint32_t n)
+/* n more WRs into the RQ (empty Receives) and, with sends, the SQ
+ * (signaled zero-length Sends); the doorbells rung: recorded, nothing
+ * fetched until a run. */
+static void big_ring_in_q(struct side *s, struct big_qp *q, uint32_t n,
+                          bool sends)
 {
     struct vfw_wqe w;
     for (uint32_t i = 0; i < n; i++) {
-        memset(&w, 0, sizeof(w));
-        w.wr_id = big_wr_id(q->id, false, q->sq_seq++);
-        w.opcode = VFW_WQE_OP_SEND;
-        w.flags = VFW_WQE_F_SIGNALED;
-        memcpy(gm(s, q->sq + (uint64_t)(q->sq_pi++ % BIG_DEPTH) *
-                  VFW_WQE_SIZE), &w, sizeof(w));
+        if (sends) {
+            memset(&w, 0, sizeof(w));
+            w.wr_id = big_wr_id(q->id, false, q->sq_seq++);
+            w.opcode = VFW_WQE_OP_SEND;
+            w.flags = VFW_WQE_F_SIGNALED;
+            memcpy(gm(s, q->sq + (uint64_t)(q->sq_pi++ % BIG_DEPTH) *
+                      VFW_WQE_SIZE), &w, sizeof(w));
+        }
         memset(&w, 0, sizeof(w));
         w.wr_id = big_wr_id(q->id, true, q->rq_seq++);
         memcpy(gm(s, q->rq + (uint64_t)(q->rq_pi++ % BIG_DEPTH) *
                   VFW_WQE_SIZE), &w, sizeof(w));
     }
-    vfw_rnic_doorbell(s->r, s->fn, VFW_DB_PAGE_SIZE + VFW_DB_SQ,
-                      q->id | (uint32_t)q->sq_pi << VFW_DB_PI_SHIFT, 4);
+    if (sends)
+        vfw_rnic_doorbell(s->r, s->fn, VFW_DB_PAGE_SIZE + VFW_DB_SQ,
+                          q->id | (uint32_t)q->sq_pi << VFW_DB_PI_SHIFT, 4);
     vfw_rnic_doorbell(s->r, s->fn, VFW_DB_PAGE_SIZE + VFW_DB_RQ,
                       q->id | (uint32_t)q->rq_pi << VFW_DB_PI_SHIFT, 4);
+}
+
+static void big_ring_in(struct side *s, struct big_qp *q, uint32_t n)
+{
+    big_ring_in_q(s, q, n, true);
 }
 
 /* Put a command in the ring without ringing or running; its address. */
@@ -1602,6 +1612,78 @@ static int test_error_flush_is_budgeted(void)
     return 0;
 }
 
+/* A graceful close flushes the QP's posted receives within the budget
+ * too, and the QP becomes IDLE only when the last is flushed: B's QP
+ * holds 4096 receives when A closes; every run of B stays under the
+ * bound, B's QP is still CLOSING right after its CLOSE event (no new
+ * connection may take it half-flushed), then IDLE with all 4096 flushed
+ * once in order. */
+static int test_graceful_close_flush_is_budgeted(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    struct d_cq bcq;
+    CHECK(cq_make(&B, &bcq, 4096, 1) == VFW_RCMD_S_OK);
+    struct big_qp bq;
+    CHECK(big_qp_make(&B, &bq, b.pd, bcq.id) == VFW_RCMD_S_OK);
+    big_ring_in_q(&B, &bq, BIG_DEPTH, false);
+    struct ep b2 = b;                 /* B's end of it: the big QP */
+    b2.qp.id = bq.id;
+    uint32_t cep_a, cep_b;
+    CHECK(connect_pair(&a, &b2, &cep_a, &cep_b) == 0);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_QUERY };
+    for (int i = 0; i < 100; i++) {
+        pump(&A, &B, 1);
+        memset(&d, 0, sizeof(d));
+        d.opcode = VFW_RCMD_QP_QUERY;
+        d.u.qp_query.qp = bq.id;
+        CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+        if (d.u.qp_query.rq_posted == BIG_DEPTH)
+            break;
+    }
+    CHECK(d.u.qp_query.state == VFW_QPS_RTS &&
+          d.u.qp_query.rq_posted == BIG_DEPTH);
+
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_MODIFY;
+    d.u.qp_modify.qp = a.qp.id;
+    d.u.qp_modify.state = VFW_QPS_CLOSING;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    uint32_t next[1][2] = { { 0, 0 } };
+    unsigned reaped = 0;
+    bool closed = false;
+    struct vfw_eqe e;
+    for (int i = 0; i < 2000 && reaped < BIG_DEPTH; i++) {
+        vfw_rnic_run(R1);
+        B.dma_ops = 0;
+        vfw_rnic_run(R2);
+        CHECK(B.dma_ops <= RUN_DMA_BOUND);
+        sim_now += 200000;
+        CHECK(big_reap(&B, &bcq, &bq, 1, next, &reaped) == 0);
+        while (!closed && eq_poll(&B, &e, NULL))
+            closed = e.type == VFW_EQE_CLOSE && e.obj == cep_b;
+        if (closed && reaped < BIG_DEPTH / 2) {
+            memset(&d, 0, sizeof(d));
+            d.opcode = VFW_RCMD_QP_QUERY;
+            d.u.qp_query.qp = bq.id;
+            CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+            CHECK(d.u.qp_query.state == VFW_QPS_CLOSING);
+        }
+    }
+    CHECK(closed && reaped == BIG_DEPTH);
+    CHECK(next[0][1] == BIG_DEPTH && next[0][0] == 0);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_QUERY;
+    d.u.qp_query.qp = bq.id;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    CHECK(d.u.qp_query.state == VFW_QPS_IDLE &&
+          d.u.qp_query.rq_posted == 0);
+    teardown();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct unit_test t[] = {
@@ -1626,6 +1708,8 @@ int main(int argc, char **argv)
           test_reconnect_after_graceful_close },
         { "error_drain_is_budgeted", test_error_drain_is_budgeted },
         { "error_flush_is_budgeted", test_error_flush_is_budgeted },
+        { "graceful_close_flush_is_budgeted",
+          test_graceful_close_flush_is_budgeted },
     };
     int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
                        teardown);
