@@ -20,6 +20,7 @@
 #ifndef VFW_ENGINE_H
 #define VFW_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,13 @@ struct vfw_engine_ops {
     void (*cqe)(void *opaque, uint32_t cq_id, const struct vfw_cqe *c);
     /* (cqe is called synchronously from whatever engine call completed the
      * work, for a cq_id that exists; the engine keeps no copy.) */
+    /* Optional: the owner's budget for work that can wait. Flushing a QP's
+     * WRs (ERROR, a graceful close) takes one WR at a time while this says
+     * true; what it stops, vfw_engine_poll resumes (vfw_engine_busy tells
+     * that some waits). A guest posts as many WRs as its queues hold, and
+     * a flush of all of them in one call would be work of its choosing in
+     * one run of the owner. NULL: no limit. */
+    bool (*work_left)(void *opaque);
 };
 
 struct vfw_engine_config {
@@ -95,6 +103,8 @@ void vfw_engine_poll(struct vfw_engine *e);
 /* When vfw_engine_poll next has something to release (UINT64_MAX: none;
  * the MPA handshake timeout is not included). */
 uint64_t vfw_engine_next_ns(struct vfw_engine *e);
+/* Work that ops->work_left stopped waits for the next vfw_engine_poll. */
+bool vfw_engine_busy(const struct vfw_engine *e);
 
 /* ---- PD / MR ----------------------------------------------------------- */
 int vfw_pd_alloc(struct vfw_engine *e, uint32_t *pd_id);

@@ -30,7 +30,11 @@ struct side {
     uint8_t mac[6];
     uint32_t ip;
     unsigned irqs, last_vec, kicks, frames_out;
+    unsigned long dma_ops;    /* DMA reads and writes the device asked */
     bool drop_out;            /* cable cut */
+    /* a middlebox on the cable: rewrites a copy of each frame sent (the
+     * device's own buffer stays untouched), NULL none */
+    void (*mangle_out)(uint8_t *frame, size_t len);
     /* IPv4 TCP frames sent: how many, the TOS of the first and the last,
      * and the AND / OR of all of them */
     unsigned tcp_out;
@@ -39,6 +43,7 @@ struct side {
     uint64_t rcq, eq, eq_pdata;
     uint32_t rcq_tail, eq_cons;
     uint32_t cookie;
+    uint8_t mangled[14 + 4 + 9216];   /* mangle_out's copy */
 };
 
 static uint8_t *gm(struct side *s, uint64_t a) { return s->mem + (a - GM_BASE); }
@@ -46,6 +51,7 @@ static uint8_t *gm(struct side *s, uint64_t a) { return s->mem + (a - GM_BASE); 
 static int sd_dma_read(void *ctx, unsigned fn, uint64_t a, void *b, size_t n)
 {
     struct side *s = ctx;
+    s->dma_ops++;
     if (fn != s->fn || a < GM_BASE || n > GM_SIZE ||
         a - GM_BASE > GM_SIZE - n)
         return -1;
@@ -56,6 +62,7 @@ static int sd_dma_write(void *ctx, unsigned fn, uint64_t a, const void *b,
                         size_t n)
 {
     struct side *s = ctx;
+    s->dma_ops++;
     if (fn != s->fn || a < GM_BASE || n > GM_SIZE ||
         a - GM_BASE > GM_SIZE - n)
         return -1;
@@ -82,8 +89,14 @@ static void sd_frame_out(void *ctx, unsigned fn, const uint8_t *f, size_t n)
         s->tos_and &= f[15];
         s->tos_or |= f[15];
     }
-    if (s->peer && !s->drop_out)
-        vfw_rnic_rx_frame(s->peer->r, s->peer_fn, f, n);
+    if (!s->peer || s->drop_out)
+        return;
+    if (s->mangle_out && n <= sizeof(s->mangled)) {
+        memcpy(s->mangled, f, n);
+        s->mangle_out(s->mangled, n);
+        f = s->mangled;
+    }
+    vfw_rnic_rx_frame(s->peer->r, s->peer_fn, f, n);
 }
 static uint64_t sd_now(void *ctx) { (void)ctx; return sim_now; }
 static void sd_kick(void *ctx) { ((struct side *)ctx)->kicks++; }

@@ -8,6 +8,7 @@
  */
 #include "check.h"
 #include "rnic_drv.h"
+#include "tcp/tcp_wire.h"
 
 #define VFW_WQE_OP_RECV_ 0xff   /* test-only marker: an RQ entry */
 
@@ -357,12 +358,14 @@ static int ep_make(struct ep *e, struct side *s)
 static uint8_t g_rtr = 1;
 /* TOS of the connection as CONNECT and ACCEPT give it (0: none) */
 static uint8_t g_tos_connect, g_tos_accept;
+/* the port B listens on (a second connection needs a second listener) */
+static uint16_t g_port = 5000;
 
 static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
                         uint32_t *cep_b)
 {
     struct vfw_rcmd d = { .opcode = VFW_RCMD_LISTEN };
-    d.u.listen.port = 5000;
+    d.u.listen.port = g_port;
     d.u.listen.backlog = 4;
     CHECK(cmd(b->s, &d) == VFW_RCMD_S_OK);
     uint32_t listener = d.u.listen.listener;
@@ -375,7 +378,7 @@ static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
     d.opcode = VFW_RCMD_CONNECT;
     d.u.connect.qp = a->qp.id;
     memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 2 }, 4);
-    d.u.connect.rport = 5000;
+    d.u.connect.rport = g_port;
     memcpy(d.u.connect.dmac, b->s->mac, 6);
     d.u.connect.ord = d.u.connect.ird = 4;
     d.u.connect.mpa_rev = 2;
@@ -395,7 +398,7 @@ static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
     CHECK(e.obj2 == listener);
     CHECK(memcmp(e.rip, (uint8_t[]){ 10, 0, 0, 1 }, 4) == 0);
     CHECK(memcmp(e.lip, (uint8_t[]){ 10, 0, 0, 2 }, 4) == 0);
-    CHECK(e.rport == lport && e.lport == 5000);
+    CHECK(e.rport == lport && e.lport == g_port);
     CHECK(e.pdata_len == sizeof(hello));
     CHECK(memcmp(pdata, hello, sizeof(hello)) == 0);
     CHECK(e.mpa_rev == 2);
@@ -421,7 +424,7 @@ static int connect_pair(struct ep *a, struct ep *b, uint32_t *cep_a,
     CHECK(e.obj == *cep_b && e.obj2 == b->qp.id);
     CHECK(eq_wait(a->s, b->s, VFW_EQE_CONNECT_REPLY, &e, NULL));
     CHECK(e.status == VFW_CM_S_OK && e.obj == *cep_a && e.obj2 == a->qp.id);
-    CHECK(e.lport == lport && e.rport == 5000);
+    CHECK(e.lport == lport && e.rport == g_port);
     return 0;
 }
 
@@ -1166,6 +1169,521 @@ static int test_connection_tos(void)
     return 0;
 }
 
+/* One SEND A -> B and one RDMA READ A <- B on a connected pair; each must
+ * complete with success on both sides and move the bytes. */
+static int send_and_read(struct ep *a, struct ep *b, uint64_t tag)
+{
+    struct vfw_wqe w;
+    struct vfw_cqe_hw c;
+    uint8_t pat[300], got[300];
+    for (size_t i = 0; i < sizeof(pat); i++)
+        pat[i] = (uint8_t)(i + tag);
+    g_put(a->s, &a->mr, 0, pat, sizeof(pat));
+    sge_wqe(&w, tag, VFW_WQE_OP_RECV_, b->stag, MR_IOVA + 4096, 300);
+    post(b->s, &b->qp, false, &w, 1);
+    sge_wqe(&w, tag + 1, VFW_WQE_OP_SEND, a->stag, MR_IOVA, 300);
+    post(a->s, &a->qp, true, &w, 1);
+    CHECK(cq_wait(b->s, a->s, &b->cq, &c));
+    CHECK(c.wr_id == tag && c.status == VFW_CQE_S_SUCCESS &&
+          c.byte_len == 300);
+    g_get(b->s, &b->mr, 4096, got, 300);
+    CHECK(memcmp(got, pat, 300) == 0);
+    CHECK(cq_wait(a->s, b->s, &a->cq, &c));
+    CHECK(c.wr_id == tag + 1 && c.status == VFW_CQE_S_SUCCESS);
+    /* A pulls them back from B into its own MR's third page */
+    sge_wqe(&w, tag + 2, VFW_WQE_OP_RDMA_READ, a->stag, MR_IOVA + 8192, 300);
+    w.remote_stag = b->stag;
+    w.remote_addr = MR_IOVA + 4096;
+    post(a->s, &a->qp, true, &w, 1);
+    CHECK(cq_wait(a->s, b->s, &a->cq, &c));
+    CHECK(c.wr_id == tag + 2 && c.status == VFW_CQE_S_SUCCESS &&
+          c.opcode == VFW_CQE_OP_RDMA_READ);
+    g_get(a->s, &a->mr, 8192, got, 300);
+    CHECK(memcmp(got, pat, 300) == 0);
+    return 0;
+}
+
+/* Issue 33 class 4: a QP reconnected after a graceful close starts its
+ * new connection clean. The first connection (with a Read RTR) moves the
+ * Send and Read MSNs of A's QP; after CLOSING on A and the close on both
+ * sides, A's QP connects to a new QP of B's, and its first SEND and READ
+ * must be taken by that peer, whose MSNs start at 1 (RFC 5041 sec. 5.1:
+ * the MSN of each queue starts at 1 on a new stream). */
+static int test_reconnect_after_graceful_close(void)
+{
+    struct ep a, b;
+    uint32_t cep_a, cep_b;
+    g_rtr = 4;                  /* a zero-length RDMA Read as RTR */
+    int rc = connected_pair(&a, &b, &cep_a, &cep_b);
+    g_rtr = 1;
+    CHECK(rc == 0);
+    CHECK(send_and_read(&a, &b, 0x100) == 0);
+    CHECK(send_and_read(&a, &b, 0x200) == 0);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_MODIFY };
+    d.u.qp_modify.qp = a.qp.id;
+    d.u.qp_modify.state = VFW_QPS_CLOSING;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    struct vfw_eqe e;
+    CHECK(eq_wait(&B, &A, VFW_EQE_CLOSE, &e, NULL) && e.obj == cep_b);
+    CHECK(eq_wait(&A, &B, VFW_EQE_CLOSE, &e, NULL) && e.obj == cep_a &&
+          e.status == VFW_CM_S_OK);
+    struct ep *eps[2] = { &a, &b };
+    for (int i = 0; i < 2; i++) {
+        memset(&d, 0, sizeof(d));
+        d.opcode = VFW_RCMD_QP_QUERY;
+        d.u.qp_query.qp = eps[i]->qp.id;
+        CHECK(cmd(eps[i]->s, &d) == VFW_RCMD_S_OK);
+        CHECK(d.u.qp_query.state == VFW_QPS_IDLE);
+    }
+    /* A's QP again, to a new QP of B's: its MSNs start at 1 */
+    struct ep b2 = b;
+    CHECK(qp_make(&B, &b2.qp, b.pd, b.cq.id, b.cq.id, 16, 1) ==
+          VFW_RCMD_S_OK);
+    eps[1] = &b2;
+    g_port = 5001;
+    rc = connect_pair(&a, &b2, &cep_a, &cep_b);
+    g_port = 5000;
+    CHECK(rc == 0);
+    CHECK(send_and_read(&a, &b2, 0x300) == 0);
+    for (int i = 0; i < 2; i++) {
+        memset(&d, 0, sizeof(d));
+        d.opcode = VFW_RCMD_QP_QUERY;
+        d.u.qp_query.qp = eps[i]->qp.id;
+        CHECK(cmd(eps[i]->s, &d) == VFW_RCMD_S_OK);
+        CHECK(d.u.qp_query.state == VFW_QPS_RTS);
+        CHECK(!d.u.qp_query.term_sent_valid && !d.u.qp_query.term_rcvd_valid);
+    }
+    teardown();
+    return 0;
+}
+
+/* A's SYNs leave with their MSS option lowered to 200, as a path that
+ * clamps it would: B's TCP may then send no record over 200 bytes. */
+static void clamp_syn_mss(uint8_t *f, size_t n)
+{
+    if (n < 54 || f[12] != 0x08 || f[13] != 0 || f[23] != 6)
+        return;
+    uint8_t *ip = f + 14;
+    size_t ihl = (size_t)(ip[0] & 15) * 4;
+    uint8_t *t = ip + ihl;
+    size_t thl = (size_t)(t[12] >> 4) * 4;
+    uint16_t tl = (uint16_t)(vfw_ld_be16(ip + 2) - ihl);
+    if (!(t[13] & 0x02) || 14 + ihl + tl > n)
+        return;                              /* not a SYN */
+    for (size_t i = 20; i + 4 <= thl && t[i] != 0;) {
+        if (t[i] == 1) {
+            i++;
+            continue;
+        }
+        if (t[i] == 2 && t[i + 1] == 4) {
+            vfw_st_be16(t + i + 2, 200);
+            break;
+        }
+        if (t[i + 1] < 2)
+            break;
+        i += t[i + 1];
+    }
+    t[16] = t[17] = 0;
+    vfw_csum_store(t + 16, vfw_csum_partial(t, tl,
+                   vfw_csum_pseudo(vfw_ld_be32(ip + 12), vfw_ld_be32(ip + 16),
+                                   6, tl)));
+}
+
+/* Issue 33 class 5: a REJECT that fails changes nothing. Its MPA Reject
+ * does not fit B's MSS (clamped to 200 on the way), so the command fails;
+ * the request must still be pending, the TCP connection open (A hears
+ * nothing), and a REJECT that fits must then reach A with its data. */
+static int test_failed_reject_changes_nothing(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    A.mangle_out = clamp_syn_mss;
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_LISTEN };
+    d.u.listen.port = 6100;
+    d.u.listen.backlog = 1;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_CONNECT;
+    d.u.connect.qp = a.qp.id;
+    memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+    d.u.connect.rport = 6100;
+    memcpy(d.u.connect.dmac, B.mac, 6);
+    d.u.connect.mpa_rev = 2;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    uint32_t cep_a = d.u.connect.cep;
+    struct vfw_eqe e;
+    CHECK(eq_wait(&B, &A, VFW_EQE_CONNECT_REQUEST, &e, NULL));
+    uint32_t cep_b = e.obj;
+
+    uint64_t big = g_alloc(&B, 512, 64);
+    memset(gm(&B, big), 'x', 300);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_REJECT;
+    d.u.reject.cep = cep_b;
+    d.u.reject.pdata_len = 300;               /* 20 + 4 + 300 > 200 */
+    d.u.reject.pdata_addr = big;
+    int st = cmd(&B, &d);
+    CHECK(st != VFW_RCMD_S_OK && st > 0);
+    pump(&A, &B, 50);
+    CHECK(!eq_poll(&A, &e, NULL));            /* A's connect still waits */
+    CHECK(!eq_poll(&B, &e, NULL));            /* B's request still there */
+
+    uint64_t small = g_alloc(&B, 64, 64);
+    memcpy(gm(&B, small), "not today", 9);
+    d.u.reject.pdata_len = 9;
+    d.u.reject.pdata_addr = small;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    uint8_t pdata[VFW_EQ_PDATA_SLOT];
+    CHECK(eq_wait(&A, &B, VFW_EQE_CONNECT_REPLY, &e, pdata));
+    CHECK(e.obj == cep_a && e.status == VFW_CM_S_REFUSED);
+    CHECK(e.pdata_len == 9 && memcmp(pdata, "not today", 9) == 0);
+    teardown();
+    return 0;
+}
+
+/* ---- issue 33 class 2: a guest-chosen amount of work in one run -------- */
+/* A QP whose rings are 4096 WQEs deep (512 KiB each: more pages than a
+ * g_buf holds), in contiguous guest memory with its page list beside it. */
+#define BIG_DEPTH 4096u
+struct big_qp {
+    uint32_t id;
+    uint64_t sq, rq;          /* ring bases */
+    uint16_t sq_pi, rq_pi;
+    uint32_t sq_seq, rq_seq;  /* WRs rung in so far */
+};
+
+static struct vfw_pgl_ref big_ring(struct side *s, uint64_t *base)
+{
+    uint32_t npages = BIG_DEPTH * VFW_WQE_SIZE / PG;
+    *base = g_alloc(s, (uint64_t)npages * PG, PG);
+    uint64_t pgl = g_alloc(s, 8ull * npages, 8);
+    for (uint32_t i = 0; i < npages; i++) {
+        uint64_t a = *base + (uint64_t)i * PG;
+        memcpy(gm(s, pgl + 8ull * i), &a, 8);
+    }
+    struct vfw_pgl_ref r = { .pgl_addr = pgl, .npages = npages,
+                             .page_shift = 12 };
+    return r;
+}
+
+static int big_qp_make(struct side *s, struct big_qp *q, uint32_t pd,
+                       uint32_t cq)
+{
+    memset(q, 0, sizeof(*q));
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_CREATE };
+    struct vfw_rcmd_qp_create *c = &d.u.qp_create;
+    c->pd = pd;
+    c->send_cq = c->recv_cq = cq;
+    c->sq_depth = c->rq_depth = BIG_DEPTH;
+    c->ord = c->ird = 1;
+    c->db_page = 1;
+    c->sq = big_ring(s, &q->sq);
+    c->rq = big_ring(s, &q->rq);
+    int st = cmd(s, &d);
+    q->id = c->qp;
+    return st;
+}
+
+/* wr_id of a big QP's WR: which QP, which queue, its sequence number */
+static uint64_t big_wr_id(uint32_t qp, bool rq, uint32_t seq)
+{
+    return (uint64_t)qp << 40 | (uint64_t)rq << 32 | seq;
+}
+
+/* n more WRs into the RQ (empty Receives) and, with sends, the SQ
+ * (signaled zero-length Sends); the doorbells rung: recorded, nothing
+ * fetched until a run. */
+static void big_ring_in_q(struct side *s, struct big_qp *q, uint32_t n,
+                          bool sends)
+{
+    struct vfw_wqe w;
+    for (uint32_t i = 0; i < n; i++) {
+        if (sends) {
+            memset(&w, 0, sizeof(w));
+            w.wr_id = big_wr_id(q->id, false, q->sq_seq++);
+            w.opcode = VFW_WQE_OP_SEND;
+            w.flags = VFW_WQE_F_SIGNALED;
+            memcpy(gm(s, q->sq + (uint64_t)(q->sq_pi++ % BIG_DEPTH) *
+                      VFW_WQE_SIZE), &w, sizeof(w));
+        }
+        memset(&w, 0, sizeof(w));
+        w.wr_id = big_wr_id(q->id, true, q->rq_seq++);
+        memcpy(gm(s, q->rq + (uint64_t)(q->rq_pi++ % BIG_DEPTH) *
+                  VFW_WQE_SIZE), &w, sizeof(w));
+    }
+    if (sends)
+        vfw_rnic_doorbell(s->r, s->fn, VFW_DB_PAGE_SIZE + VFW_DB_SQ,
+                          q->id | (uint32_t)q->sq_pi << VFW_DB_PI_SHIFT, 4);
+    vfw_rnic_doorbell(s->r, s->fn, VFW_DB_PAGE_SIZE + VFW_DB_RQ,
+                      q->id | (uint32_t)q->rq_pi << VFW_DB_PI_SHIFT, 4);
+}
+
+static void big_ring_in(struct side *s, struct big_qp *q, uint32_t n)
+{
+    big_ring_in_q(s, q, n, true);
+}
+
+/* Put a command in the ring without ringing or running; its address. */
+static uint64_t cmd_put(struct side *s, struct vfw_rcmd *d)
+{
+    uint64_t a = s->rcq + (uint64_t)s->rcq_tail * VFW_RCQ_DESC_SIZE;
+    d->cookie = ++s->cookie;
+    d->flags = 0;
+    d->status = 0;
+    memcpy(gm(s, a), d, sizeof(*d));
+    s->rcq_tail = (s->rcq_tail + 1) % 16;
+    return a;
+}
+
+static bool cmd_done(struct side *s, uint64_t a, uint16_t *status)
+{
+    struct vfw_rcmd out;
+    memcpy(&out, gm(s, a), sizeof(out));
+    *status = out.status;
+    return out.flags & VFW_RCMD_F_DONE;
+}
+
+/* What one run of one function may touch of its memory, whatever the
+ * guest rang in: the run's budget is a few hundred units (a WQE fetched,
+ * a CQE or EQE written, a command), each a few DMA accesses. Without a
+ * budget the first run below fetched all 16384 WQEs and wrote as many
+ * CQEs: ~49000 accesses. */
+#define RUN_DMA_BOUND 2048u
+
+/* Each CQE the driver finds: a WR_FLUSH_ERR of one of the big QPs, in
+ * ring order per queue (next[qp index][queue] is the sequence expected). */
+static int big_reap(struct side *s, struct d_cq *cq, const struct big_qp *q,
+                    unsigned nq, uint32_t next[][2], unsigned *reaped)
+{
+    struct vfw_cqe_hw c;
+    while (cq_poll(s, cq, &c)) {
+        CHECK(c.status == VFW_CQE_S_WR_FLUSH_ERR);
+        unsigned k = nq;
+        for (unsigned i = 0; i < nq; i++)
+            if (q[i].id == c.wr_id >> 40)
+                k = i;
+        CHECK(k < nq && c.qp == q[k].id);
+        bool rq = (c.wr_id >> 32) & 1;
+        CHECK(rq == (c.opcode == VFW_CQE_OP_RECV));
+        CHECK((uint32_t)c.wr_id == next[k][rq]);
+        next[k][rq]++;
+        (*reaped)++;
+    }
+    return 0;
+}
+
+/* QP_MODIFY(ERROR) drains what the driver rang in, but within the run's
+ * budget: two QPs with both rings full (16384 WRs), ERROR for both and a
+ * QP_DESTROY of the first in one batch. Every run stays under the bound;
+ * the drain carries over from run to run, every WR completes exactly
+ * once, flushed, in ring order; the QP_DESTROY completes only after the
+ * last WR of its QP did. Then the second QP, already in ERROR, is rung
+ * full again and sent ERROR eight times in one batch: a drain again, the
+ * same bound, no WR twice. */
+static int test_error_drain_is_budgeted(void)
+{
+    CHECK(setup() == 0);
+    drv_start(&A);
+    uint32_t pd;
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK);
+    struct d_cq cq;
+    CHECK(cq_make(&A, &cq, 4096, 1) == VFW_RCMD_S_OK);
+    struct big_qp q[2];
+    for (unsigned i = 0; i < 2; i++) {
+        CHECK(big_qp_make(&A, &q[i], pd, cq.id) == VFW_RCMD_S_OK);
+        big_ring_in(&A, &q[i], BIG_DEPTH);
+    }
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_MODIFY };
+    d.u.qp_modify.state = VFW_QPS_ERROR;
+    d.u.qp_modify.qp = q[0].id;
+    uint64_t err0 = cmd_put(&A, &d);
+    d.u.qp_modify.qp = q[1].id;
+    uint64_t err1 = cmd_put(&A, &d);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_DESTROY;
+    d.u.qp_modify.qp = q[0].id;
+    uint64_t destroy0 = cmd_put(&A, &d);
+    reg_w(&A, VFW_REG_RCQ_TAIL, A.rcq_tail);
+
+    uint32_t next[2][2] = { { 0, 0 }, { 0, 0 } };
+    unsigned reaped = 0, runs = 0;
+    bool destroyed = false;
+    uint16_t st;
+    while (reaped < 4 * BIG_DEPTH && runs < 1000) {
+        A.dma_ops = 0;
+        vfw_rnic_run(R1);
+        runs++;
+        CHECK(A.dma_ops <= RUN_DMA_BOUND);
+        CHECK(big_reap(&A, &cq, q, 2, next, &reaped) == 0);
+        if (!destroyed && cmd_done(&A, destroy0, &st)) {
+            CHECK(st == VFW_RCMD_S_OK);
+            CHECK(next[0][0] == BIG_DEPTH && next[0][1] == BIG_DEPTH);
+            destroyed = true;
+        }
+    }
+    CHECK(reaped == 4 * BIG_DEPTH && runs > 1);
+    CHECK(cmd_done(&A, err0, &st) && st == VFW_RCMD_S_OK);
+    CHECK(cmd_done(&A, err1, &st) && st == VFW_RCMD_S_OK);
+    CHECK(cmd_done(&A, destroy0, &st) && st == VFW_RCMD_S_OK);
+    CHECK(used_of(R1, 0).qp == 1);
+
+    /* the second QP again: already in ERROR, rung full, ERROR x 8 */
+    struct big_qp *q1 = &q[1];
+    big_ring_in(&A, q1, BIG_DEPTH);
+    uint64_t again[8];
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_MODIFY;
+    d.u.qp_modify.state = VFW_QPS_ERROR;
+    d.u.qp_modify.qp = q1->id;
+    for (unsigned i = 0; i < 8; i++)
+        again[i] = cmd_put(&A, &d);
+    reg_w(&A, VFW_REG_RCQ_TAIL, A.rcq_tail);
+    uint32_t next1[1][2] = { { next[1][0], next[1][1] } };
+    reaped = 0;
+    for (runs = 0; runs < 1000 && reaped < 2 * BIG_DEPTH; runs++) {
+        A.dma_ops = 0;
+        vfw_rnic_run(R1);
+        CHECK(A.dma_ops <= RUN_DMA_BOUND);
+        CHECK(big_reap(&A, &cq, q1, 1, next1, &reaped) == 0);
+    }
+    CHECK(reaped == 2 * BIG_DEPTH && runs > 1);
+    pump(&A, NULL, 20);
+    CHECK(big_reap(&A, &cq, q1, 1, next1, &reaped) == 0);
+    CHECK(reaped == 2 * BIG_DEPTH);           /* none twice */
+    for (unsigned i = 0; i < 8; i++)
+        CHECK(cmd_done(&A, again[i], &st) && st == VFW_RCMD_S_OK);
+    teardown();
+    return 0;
+}
+
+/* The engine's own flush is budgeted too. WRs fetched into an idle QP
+ * wait in the engine until it connects, so over many runs 8192 of them
+ * pile up; one QP_MODIFY(ERROR) must not complete them all in one run.
+ * Each run stays under the bound, every WR completes once, flushed, in
+ * order, and a QP_DESTROY behind the ERROR waits for the last of them. */
+static int test_error_flush_is_budgeted(void)
+{
+    CHECK(setup() == 0);
+    drv_start(&A);
+    uint32_t pd;
+    CHECK(pd_alloc(&A, &pd) == VFW_RCMD_S_OK);
+    struct d_cq cq;
+    CHECK(cq_make(&A, &cq, 4096, 1) == VFW_RCMD_S_OK);
+    struct big_qp q;
+    CHECK(big_qp_make(&A, &q, pd, cq.id) == VFW_RCMD_S_OK);
+    big_ring_in(&A, &q, BIG_DEPTH);
+    for (unsigned i = 0; i < 200; i++)
+        vfw_rnic_run(R1);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_QUERY };
+    d.u.qp_query.qp = q.id;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(d.u.qp_query.state == VFW_QPS_IDLE);
+    CHECK(d.u.qp_query.sq_outstanding == BIG_DEPTH &&
+          d.u.qp_query.rq_posted == BIG_DEPTH);
+    struct vfw_cqe_hw c;
+    CHECK(!cq_poll(&A, &cq, &c));
+
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_MODIFY;
+    d.u.qp_modify.qp = q.id;
+    d.u.qp_modify.state = VFW_QPS_ERROR;
+    uint64_t err = cmd_put(&A, &d);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_DESTROY;
+    d.u.qp_modify.qp = q.id;
+    uint64_t destroy = cmd_put(&A, &d);
+    reg_w(&A, VFW_REG_RCQ_TAIL, A.rcq_tail);
+    uint32_t next[1][2] = { { 0, 0 } };
+    unsigned reaped = 0, runs;
+    uint16_t st;
+    for (runs = 0; runs < 1000 && !cmd_done(&A, destroy, &st); runs++) {
+        A.dma_ops = 0;
+        vfw_rnic_run(R1);
+        CHECK(A.dma_ops <= RUN_DMA_BOUND);
+        CHECK(big_reap(&A, &cq, &q, 1, next, &reaped) == 0);
+    }
+    CHECK(cmd_done(&A, err, &st) && st == VFW_RCMD_S_OK);
+    CHECK(cmd_done(&A, destroy, &st) && st == VFW_RCMD_S_OK);
+    CHECK(reaped == 2 * BIG_DEPTH && runs > 1);
+    CHECK(used_of(R1, 0).qp == 0);
+    teardown();
+    return 0;
+}
+
+/* A graceful close flushes the QP's posted receives within the budget
+ * too, and the QP becomes IDLE only when the last is flushed: B's QP
+ * holds 4096 receives when A closes; every run of B stays under the
+ * bound, B's QP is still CLOSING right after its CLOSE event (no new
+ * connection may take it half-flushed), then IDLE with all 4096 flushed
+ * once in order. */
+static int test_graceful_close_flush_is_budgeted(void)
+{
+    CHECK(setup() == 0);
+    struct ep a, b;
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    struct d_cq bcq;
+    CHECK(cq_make(&B, &bcq, 4096, 1) == VFW_RCMD_S_OK);
+    struct big_qp bq;
+    CHECK(big_qp_make(&B, &bq, b.pd, bcq.id) == VFW_RCMD_S_OK);
+    big_ring_in_q(&B, &bq, BIG_DEPTH, false);
+    struct ep b2 = b;                 /* B's end of it: the big QP */
+    b2.qp.id = bq.id;
+    uint32_t cep_a, cep_b;
+    CHECK(connect_pair(&a, &b2, &cep_a, &cep_b) == 0);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_QP_QUERY };
+    for (int i = 0; i < 100; i++) {
+        pump(&A, &B, 1);
+        memset(&d, 0, sizeof(d));
+        d.opcode = VFW_RCMD_QP_QUERY;
+        d.u.qp_query.qp = bq.id;
+        CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+        if (d.u.qp_query.rq_posted == BIG_DEPTH)
+            break;
+    }
+    CHECK(d.u.qp_query.state == VFW_QPS_RTS &&
+          d.u.qp_query.rq_posted == BIG_DEPTH);
+
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_MODIFY;
+    d.u.qp_modify.qp = a.qp.id;
+    d.u.qp_modify.state = VFW_QPS_CLOSING;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    uint32_t next[1][2] = { { 0, 0 } };
+    unsigned reaped = 0;
+    bool closed = false;
+    struct vfw_eqe e;
+    for (int i = 0; i < 2000 && reaped < BIG_DEPTH; i++) {
+        vfw_rnic_run(R1);
+        B.dma_ops = 0;
+        vfw_rnic_run(R2);
+        CHECK(B.dma_ops <= RUN_DMA_BOUND);
+        sim_now += 200000;
+        CHECK(big_reap(&B, &bcq, &bq, 1, next, &reaped) == 0);
+        while (!closed && eq_poll(&B, &e, NULL))
+            closed = e.type == VFW_EQE_CLOSE && e.obj == cep_b;
+        if (closed && reaped < BIG_DEPTH / 2) {
+            memset(&d, 0, sizeof(d));
+            d.opcode = VFW_RCMD_QP_QUERY;
+            d.u.qp_query.qp = bq.id;
+            CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+            CHECK(d.u.qp_query.state == VFW_QPS_CLOSING);
+        }
+    }
+    CHECK(closed && reaped == BIG_DEPTH);
+    CHECK(next[0][1] == BIG_DEPTH && next[0][0] == 0);
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_QP_QUERY;
+    d.u.qp_query.qp = bq.id;
+    CHECK(cmd(&B, &d) == VFW_RCMD_S_OK);
+    CHECK(d.u.qp_query.state == VFW_QPS_IDLE &&
+          d.u.qp_query.rq_posted == 0);
+    teardown();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct unit_test t[] = {
@@ -1185,6 +1703,13 @@ int main(int argc, char **argv)
         { "two_functions_one_rnic", test_two_functions_one_rnic },
         { "quota_grows_live", test_quota_grows_live },
         { "connection_tos", test_connection_tos },
+        { "failed_reject_changes_nothing", test_failed_reject_changes_nothing },
+        { "reconnect_after_graceful_close",
+          test_reconnect_after_graceful_close },
+        { "error_drain_is_budgeted", test_error_drain_is_budgeted },
+        { "error_flush_is_budgeted", test_error_flush_is_budgeted },
+        { "graceful_close_flush_is_budgeted",
+          test_graceful_close_flush_is_budgeted },
     };
     int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
                        teardown);

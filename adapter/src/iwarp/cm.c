@@ -358,10 +358,15 @@ int vfw_reject(struct vfw_engine *e, uint32_t cep_id, const uint8_t *pdata,
         return -EINVAL;
     int rc = send_frame(c, false, MPA_FLAG_R, rev,
                         rev == 2 && c->peer_v2hdr ? v2 : NULL, pdata, len);
+    /* A Reject that did not go out (over the peer's MSS, no send space)
+     * changes nothing: the request stays answerable, by an ACCEPT or a
+     * Reject that fits, until the handshake timer ends it. */
+    if (rc)
+        return rc;
     c->state = CEP_CLOSING;
     c->close_called = true;
     c->llp->close(c->conn);
-    return rc;
+    return 0;
 }
 
 static void hs_fail(struct vfw_engine *e, uint32_t cep_id, int err)
@@ -399,7 +404,8 @@ static void hs_frame(struct vfw_engine *e, uint32_t cep_id, struct vfw_cep *c)
             /* Reject bit in a request, or the peer wants markers, which
              * this engine never inserts: refuse the connection. */
             c->state = CEP_REQ_RCVD;
-            vfw_reject(e, cep_id, NULL, 0);
+            if (vfw_reject(e, cep_id, NULL, 0))
+                hs_fail(e, cep_id, -EPROTO);   /* not even that went out */
             return;
         }
         c->state = CEP_REQ_RCVD;
@@ -573,8 +579,7 @@ void vfw_llp_closed(struct vfw_engine *e, uint32_t cep_id, int err)
     vfw_cep_release(e, cep_id);
     if (qp) {
         if (qp->state == VFW_QPS_CLOSING && err == 0) {
-            vfw_qp_flush(e, qp, qp_id);
-            qp->state = VFW_QPS_IDLE;
+            vfw_qp_close_idle(e, qp, qp_id);
         } else if (qp->state != VFW_QPS_IDLE) {
             vfw_qp_error(e, qp, qp_id, false);
         }

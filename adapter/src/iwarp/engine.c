@@ -159,6 +159,19 @@ static void release_held(struct vfw_engine *e, uint64_t now)
     e->held = still;
 }
 
+/* Go on with the flushes the owner's budget stopped, in QP order, while
+ * it lasts (each step asks ops->work_left; bounded by qp_hi). */
+static void resume_flushes(struct vfw_engine *e)
+{
+    bool owed = false;
+    for (uint32_t i = 1; i <= e->qp_hi; i++) {
+        struct vfw_qp *qp = vfw_qp_get(e, i);
+        if (qp && qp->flush_owed && !vfw_qp_flush_resume(e, qp, i))
+            owed = true;
+    }
+    e->flush_owed = owed;
+}
+
 void vfw_engine_poll(struct vfw_engine *e)
 {
     if (!e)
@@ -167,6 +180,13 @@ void vfw_engine_poll(struct vfw_engine *e)
     vfw_cm_poll(e, now);
     if (e->held)
         release_held(e, now);
+    if (e->flush_owed)
+        resume_flushes(e);
+}
+
+bool vfw_engine_busy(const struct vfw_engine *e)
+{
+    return e && e->flush_owed;
 }
 
 uint64_t vfw_engine_next_ns(struct vfw_engine *e)

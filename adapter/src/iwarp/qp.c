@@ -96,25 +96,59 @@ int vfw_qp_destroy(struct vfw_engine *e, uint32_t qp_id)
     q->rq = NULL;
     q->txbuf = NULL;
     q->used = false;
+    /* an owed flush ends here: destroying forgets the WRs (an owner that
+     * wants their completions waits for vfw_qp_query's counts to reach 0) */
+    q->flush_owed = q->idle_when_flushed = false;
     return 0;
 }
 
-/* Bind a QP to an established CEP and size the FPDU path to its MSS. */
+/* What one connection leaves in a QP that the next must not inherit: an
+ * IDLE QP may have carried a connection that closed gracefully (cm.c's
+ * vfw_llp_closed), and the peer of the new one starts every DDP queue's
+ * MSN at 1 (RFC 5041 sec. 5.1), knows none of the old stream's Reads or
+ * Terminate, and sends no RTR it was not asked for. Queued work requests
+ * stay: a process may post before it connects. */
+static void qp_stream_reset(struct vfw_qp *qp)
+{
+    for (int k = 0; k < 3; k++)
+        qp->tx_msn[k] = qp->rx_msn[k] = 1;
+    qp->ord_head = qp->ord_cnt = 0;
+    qp->ird_head = qp->ird_cnt = 0;
+    qp->cur_active = false;
+    qp->tx_len = 0;
+    qp->tx_last = false;
+    qp->rx_active = false;
+    qp->rx_cap = qp->rx_len = 0;
+    qp->tx_gate = false;
+    qp->rtr_expect = false;
+    qp->rtr_send = 0;
+    qp->tx_hold_until = 0;
+    qp->rtr_read_pending = false;
+    qp->term_pending = false;
+    qp->term_len = 0;
+    memset(&qp->term_sent, 0, sizeof(qp->term_sent));
+    memset(&qp->term_rcvd, 0, sizeof(qp->term_rcvd));
+    qp->close_after_tx = false;
+}
+
+/* Bind a QP to an established CEP and size the FPDU path to its MSS: the
+ * start of every connection, active (vfw_connect) and passive
+ * (vfw_accept), so the QP's stream state starts here too. */
 int vfw_qp_bind(struct vfw_engine *e, struct vfw_qp *qp, uint32_t cep_id,
                 uint16_t mss)
 {
     (void)e;
     if (mss < 128)
         return -EINVAL;
-    free(qp->txbuf);
-    qp->txbuf = malloc(mss);
-    if (!qp->txbuf)
+    uint8_t *txbuf = malloc(mss);
+    if (!txbuf)
         return -ENOMEM;
+    free(qp->txbuf);
+    qp->txbuf = txbuf;
+    qp_stream_reset(qp);
     qp->cep = cep_id;
     qp->mss = mss;
     qp->mulpdu = vfw_mpa_mulpdu(mss);
-    qp->tx_len = 0;
-    qp->cur_active = false;
     return 0;
 }
 
@@ -149,8 +183,60 @@ void vfw_qp_retire(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
     }
 }
 
-/* Flush every outstanding WR: SQ WQEs keep an error status already set,
- * the rest get WR_FLUSH_ERR; every receive WQE is flushed. */
+static bool owner_lets_work(struct vfw_engine *e)
+{
+    return !e->ops.work_left || e->ops.work_left(e->ops.opaque);
+}
+
+/* Complete the queued WRs from the heads on, one at a time while the
+ * owner's budget lasts: SQ WQEs keep an error status already set, the rest
+ * get WR_FLUSH_ERR; every receive WQE is flushed. True when both queues
+ * are empty. */
+static bool flush_queues(struct vfw_engine *e, struct vfw_qp *qp,
+                         uint32_t qp_id)
+{
+    /* nothing of the SQ goes out any more: the transmit cursor jumps to
+     * the tail, so head <= next <= tail holds while a flush is partial */
+    qp->sq_next = qp->sq_tail;
+    while (qp->sq_head != qp->sq_tail) {
+        if (!owner_lets_work(e))
+            return false;
+        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->sq_ring];
+        if (w->state != SWQE_DONE) {
+            w->status = VFW_WC_WR_FLUSH_ERR;
+            e->st.flushed++;
+        }
+        if (w->state != SWQE_DONE || w->status != VFW_WC_SUCCESS ||
+            (w->wr.flags & VFW_WR_F_SIGNALED))
+            sq_cqe(e, qp, qp_id, w);
+        qp->sq_head++;
+    }
+    while (qp->rq_head != qp->rq_tail) {
+        if (!owner_lets_work(e))
+            return false;
+        struct vfw_recv_wr *r = &qp->rq[qp->rq_head % qp->rq_ring];
+        struct vfw_cqe c = { .wr_id = r->wr_id, .qp_id = qp_id,
+                             .opcode = VFW_WC_RECV,
+                             .status = VFW_WC_WR_FLUSH_ERR };
+        vfw_cq_push(e, qp->attr.recv_cq, &c);
+        qp->rq_head++;
+        e->st.flushed++;
+    }
+    return true;
+}
+
+static void flush_done(struct vfw_qp *qp)
+{
+    qp->flush_owed = false;
+    if (qp->idle_when_flushed) {
+        qp->idle_when_flushed = false;
+        qp->state = VFW_QPS_IDLE;
+    }
+}
+
+/* Flush every outstanding WR, as far as the owner's budget goes now; the
+ * rest is owed (vfw_qp_flush_resume from vfw_engine_poll), in order: WRs
+ * posted meanwhile queue behind and are flushed after. */
 void vfw_qp_flush(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
 {
     /* a half-received message completes with a flush error */
@@ -162,33 +248,43 @@ void vfw_qp_flush(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id)
         qp->rx_active = false;
         e->st.flushed++;
     }
-    while (qp->sq_head != qp->sq_tail) {
-        struct vfw_swqe *w = &qp->sq[qp->sq_head % qp->sq_ring];
-        if (w->state != SWQE_DONE) {
-            w->status = VFW_WC_WR_FLUSH_ERR;
-            e->st.flushed++;
-        }
-        if (w->state != SWQE_DONE || w->status != VFW_WC_SUCCESS ||
-            (w->wr.flags & VFW_WR_F_SIGNALED))
-            sq_cqe(e, qp, qp_id, w);
-        qp->sq_head++;
-    }
-    qp->sq_next = qp->sq_tail;
-    while (qp->rq_head != qp->rq_tail) {
-        struct vfw_recv_wr *r = &qp->rq[qp->rq_head % qp->rq_ring];
-        struct vfw_cqe c = { .wr_id = r->wr_id, .qp_id = qp_id,
-                             .opcode = VFW_WC_RECV,
-                             .status = VFW_WC_WR_FLUSH_ERR };
-        vfw_cq_push(e, qp->attr.recv_cq, &c);
-        qp->rq_head++;
-        e->st.flushed++;
-    }
     qp->ord_cnt = qp->ird_cnt = 0;
     qp->cur_active = false;
     qp->tx_len = 0;
     qp->term_pending = false;
     qp->rtr_send = 0;
     qp->tx_hold_until = 0;
+    if (flush_queues(e, qp, qp_id)) {
+        flush_done(qp);
+    } else {
+        qp->flush_owed = true;
+        e->flush_owed = true;
+    }
+}
+
+/* Go on with an owed flush; true when nothing of it is left. */
+bool vfw_qp_flush_resume(struct vfw_engine *e, struct vfw_qp *qp,
+                         uint32_t qp_id)
+{
+    if (!qp->flush_owed)
+        return true;
+    if (!flush_queues(e, qp, qp_id))
+        return false;
+    flush_done(qp);
+    return true;
+}
+
+/* The QP's connection ended gracefully: flush and be IDLE, at once or,
+ * if the owner's budget stopped the flush, when it is done (until then
+ * the QP keeps its state, so no new connection takes it half-flushed). */
+void vfw_qp_close_idle(struct vfw_engine *e, struct vfw_qp *qp,
+                       uint32_t qp_id)
+{
+    vfw_qp_flush(e, qp, qp_id);
+    if (qp->flush_owed)
+        qp->idle_when_flushed = true;
+    else
+        qp->state = VFW_QPS_IDLE;
 }
 
 /* Move to ERROR and flush. abort_llp: reset the connection now. */
@@ -196,6 +292,7 @@ void vfw_qp_error(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
                   bool abort_llp)
 {
     qp->state = VFW_QPS_ERROR;
+    qp->idle_when_flushed = false;    /* ERROR is where it ends now */
     if (abort_llp) {
         struct vfw_cep *c = vfw_cep_get(e, qp->cep);
         if (c) {
@@ -227,12 +324,8 @@ int vfw_qp_modify(struct vfw_engine *e, uint32_t qp_id, enum vfw_qp_state to)
         /* Reset a QP that is not connected (after ERROR or close). */
         if (qp->cep)
             return -EBUSY;
-        vfw_qp_flush(e, qp, qp_id);
-        qp->state = VFW_QPS_IDLE;
-        for (int k = 0; k < 3; k++)
-            qp->tx_msn[k] = qp->rx_msn[k] = 1;
-        memset(&qp->term_sent, 0, sizeof(qp->term_sent));
-        memset(&qp->term_rcvd, 0, sizeof(qp->term_rcvd));
+        qp_stream_reset(qp);
+        vfw_qp_close_idle(e, qp, qp_id);
         return 0;
     default:
         return -EINVAL;   /* RTS and TERMINATE are entered by the engine */

@@ -172,6 +172,10 @@ struct vfw_qp {
     uint32_t term_len;
     struct vfw_term_info term_sent, term_rcvd;
     bool close_after_tx;      /* CLOSING: close the LLP once the SQ drains */
+    /* a flush the owner's budget stopped (ops->work_left): vfw_engine_poll
+     * resumes it; then IDLE if a graceful close asked for it */
+    bool flush_owed;
+    bool idle_when_flushed;
 };
 
 /* A connection endpoint, one per LLP connection (cm.c). */
@@ -217,6 +221,8 @@ struct vfw_engine {
     uint64_t initiator_settle_ns;
     uint32_t held;          /* QPs with tx_hold_until set (an upper bound:
                                vfw_engine_poll recounts) */
+    bool flush_owed;        /* some QP has flush_owed (vfw_engine_poll
+                               recounts) */
     struct vfw_pd *pd;      /* index 0 unused */
     struct vfw_mr *mr;
     struct vfw_cq *cq;
@@ -289,6 +295,10 @@ void vfw_qp_retire(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id);
 void vfw_qp_error(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id,
                   bool abort_llp);
 void vfw_qp_flush(struct vfw_engine *e, struct vfw_qp *qp, uint32_t qp_id);
+bool vfw_qp_flush_resume(struct vfw_engine *e, struct vfw_qp *qp,
+                         uint32_t qp_id);
+void vfw_qp_close_idle(struct vfw_engine *e, struct vfw_qp *qp,
+                       uint32_t qp_id);
 int vfw_qp_bind(struct vfw_engine *e, struct vfw_qp *qp, uint32_t cep_id,
                 uint16_t mss);
 

@@ -43,6 +43,11 @@ void rnic_kick(struct rnic_fn *fs)
         fs->r->ops.kick(fs->r->ctx);
 }
 
+void rnic_work_charge(struct rnic_fn *fs, uint64_t units)
+{
+    fs->work_left -= (int64_t)units;
+}
+
 /* ---- engine / TCP callbacks -------------------------------------------- */
 static int e_dma_read(void *o, uint16_t func, uint64_t a, void *b, size_t n)
 {
@@ -61,6 +66,11 @@ static int e_dma_write(void *o, uint16_t func, uint64_t a, const void *b,
 }
 static uint64_t e_now(void *o) { return rnic_now(o); }
 static void e_cq_notify(void *o, uint32_t cq) { (void)o; (void)cq; }
+/* the engine's flushes go on while the run's budget lasts (rnic_internal.h) */
+static bool e_work_left(void *o)
+{
+    return ((struct rnic_fn *)o)->work_left > 0;
+}
 
 static void t_frame_out(void *o, const uint8_t *f, size_t n)
 {
@@ -151,7 +161,7 @@ static struct rnic_fn *fn_new(struct vfw_rnic *r, unsigned fn)
     struct vfw_engine_ops eo = {
         .opaque = fs, .dma_read = e_dma_read, .dma_write = e_dma_write,
         .cq_notify = e_cq_notify, .cm_event = rnic_cm_event, .now_ns = e_now,
-        .cqe = rnic_cqe_hook,
+        .cqe = rnic_cqe_hook, .work_left = e_work_left,
     };
     /* The quota is enforced here, not by the engine. The engine's object
      * tables are sized to the function's quota and grow with it
@@ -273,11 +283,15 @@ bool vfw_rnic_rx_frame(struct vfw_rnic *r, unsigned fn, const uint8_t *frame,
 static bool run_fn(struct rnic_fn *fs, uint64_t *next)
 {
     bool more = false;
+    /* This run's budget; a debt the last run left (an item it started
+     * cost more than it had) is paid first. */
+    fs->work_left = (fs->work_left < 0 ? fs->work_left : 0) +
+                    RNIC_BUDGET_WORK;
     rnic_cmd_run(fs, RNIC_BUDGET_CMDS, &more);
     /* Doorbells before input: a receive the driver posted before a Send
      * arrives must be in the engine when the Send is placed. */
     rnic_cq_errors(fs);
-    rnic_wq_run(fs, RNIC_BUDGET_WQES, &more);
+    rnic_wq_run(fs, &more);
     for (unsigned n = 0; n < RNIC_BUDGET_FRAMES && fs->rxq_count; n++) {
         struct rnic_frame *q = &fs->rxq[fs->rxq_head];
         fs->rxq_head = (fs->rxq_head + 1) % RNIC_RXQ_LEN;
@@ -290,8 +304,10 @@ static bool run_fn(struct rnic_fn *fs, uint64_t *next)
     if (fs->tcp)
         vfw_tcp_poll(fs->tcp);
     vfw_engine_poll(fs->e);
+    if (vfw_engine_busy(fs->e))
+        more = true;               /* a flush the budget stopped */
     rnic_cq_errors(fs);
-    rnic_wq_run(fs, RNIC_BUDGET_WQES, &more);   /* work unblocked above */
+    rnic_wq_run(fs, &more);        /* work unblocked above, same budget */
     rnic_eq_flush_irq(fs);
     uint64_t t = fs->tcp ? vfw_tcp_next_timer_ns(fs->tcp) : UINT64_MAX;
     uint64_t held = vfw_engine_next_ns(fs->e);

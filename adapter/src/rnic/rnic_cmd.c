@@ -13,6 +13,9 @@
 #include "../iwarp/vfw_iwarp.h"
 
 #define RZ(field) vfw_all_zero((field), sizeof(field))
+/* exec(): not done yet, run it again in a later run (it changed nothing
+ * and stays at the head of the queue; the commands behind it wait) */
+#define CMD_AGAIN (-1)
 
 static int st_of(int err)
 {
@@ -281,6 +284,11 @@ static int cmd_qp_destroy(struct rnic_fn *fs, struct vfw_rcmd *d)
         return VFW_RCMD_S_INVAL;
     if (!qp_get(fs, c->qp))
         return VFW_RCMD_S_NOENT;
+    /* An ERROR before it may have left WRs to later runs (the run's
+     * budget): each must complete before the QP and its rings are
+     * forgotten, so the destroy waits for that drain. */
+    if (!rnic_qp_drain_step(fs, c->qp))
+        return CMD_AGAIN;
     int rc = vfw_qp_destroy(fs->e, c->qp);  /* aborts its connection */
     if (rc)
         return st_of(rc);
@@ -498,16 +506,21 @@ static int exec(struct rnic_fn *fs, struct vfw_rcmd *d)
 void rnic_cmd_run(struct rnic_fn *fs, unsigned budget, bool *more)
 {
     struct rnic_rcq *q = &fs->rcq;
-    for (unsigned n = 0; n < budget; n++) {
+    for (unsigned n = 0; n < budget && fs->work_left > 0; n++) {
         if (!(q->status & VFW_RCQ_STATUS_ENABLED) || q->head == q->tail ||
             q->head >= q->len)
             return;
+        rnic_work_charge(fs, 1);
         struct vfw_rcmd d, orig;
         uint64_t a = q->base + (uint64_t)q->head * VFW_RCQ_DESC_SIZE;
         if (rnic_dma_read(fs, a, &d, sizeof(d)))
             goto dma_err;
         orig = d;
         int st = exec(fs, &d);
+        if (st == CMD_AGAIN) {
+            *more = true;
+            return;
+        }
         if (st) {
             /* a failed command reports nothing but its status */
             d = orig;

@@ -26,6 +26,7 @@ void rnic_eq_post(struct rnic_fn *fs, const struct vfw_eqe *ev,
         rnic_stat(fs, VFW_RSTAT_EQ_OVERFLOW);
         return;
     }
+    rnic_work_charge(fs, 1);     /* an event cannot wait: a debt if need be */
     uint32_t idx = q->prod & (q->len - 1);
     struct vfw_eqe e = *ev;
     e.owner = (uint8_t)(((q->prod / q->len) & 1) ^ 1);

@@ -29,9 +29,60 @@
 #define RNIC_MAX_FN          (1u + 128u)   /* PF + 128 VFs (hard bound) */
 #define RNIC_RXQ_LEN         256           /* per-function input frames */
 #define RNIC_MAX_FRAME       (14u + 4u + 9216u)
+/*
+ * The run's budget (issue 33 class 2). A run does a bounded amount of work
+ * per function, whatever the guest asked for: every loop whose length a
+ * guest chooses takes its items while the function's work_left is
+ * positive, charges one unit per item, and leaves the rest to a later run
+ * (the run asks for one with `more`). An item once started is finished,
+ * so work_left may end below zero; that debt is paid first by the next
+ * runs (run_fn), and a run never does more than RNIC_BUDGET_WORK plus one
+ * item's bounded cost.
+ *
+ * Units: a WQE fetched from a ring, a CQE written, an EQE written, a
+ * command executed, RNIC_PGL_ENTRIES_PER_UNIT entries of a page list
+ * copied (each a few DMA accesses, 128 bytes or less of guest memory).
+ *
+ * The loops audited (adapter/src/rnic/, adapter/src/iwarp/), and how each
+ * is bounded:
+ *   guest-lengthened, charged here, carried over:
+ *   - WQE fetch, rnic_wq_run -> qp_queue: one unit per WQE; the QPs are
+ *     served round robin from where the budget last ran out (wq_next).
+ *   - the ERROR drain, rnic_qp_drain (QP_MODIFY ERROR): the same fetch
+ *     with the same budget, no longer one of its own per command; the rest
+ *     is fetched by later runs, and a QP_DESTROY of that QP waits at the
+ *     head of the command queue until every WR rung in has completed
+ *     (rnic_qp_drain_step), the engine's flush included.
+ *   - the engine's flush of a QP's WRs, vfw_qp_flush (iwarp/qp.c: ERROR,
+ *     Terminate, graceful close): one CQE per unit through ops->work_left
+ *     and rnic_cqe_hook; the rest resumes in vfw_engine_poll each run.
+ *   - the command batch, rnic_cmd_run: RNIC_BUDGET_CMDS commands, each a
+ *     unit, none started without budget.
+ *   - page-list walks, rnic_pgl_fetch (MR_REG, CQ_CREATE, QP_CREATE) and
+ *     the engine's check of the same list (vfw_mr_reg_pages): charged by
+ *     length; the longest (VFW_RDMA_MAX_MR_PGL entries) is one command's
+ *     bounded overdraft, paid over the next runs.
+ *   charged, not deferrable (a completion or an event cannot wait), and
+ *   bounded by work charged above or by the frames of the run:
+ *   - CQE writes, cqe_write: every completion (SQ retire in
+ *     vfw_qp_retire, receives, flushes); EQE writes, rnic_eq_post.
+ *   bounded by a constant or by the wire, not by the guest's counts:
+ *   - input frames, run_fn: RNIC_BUDGET_FRAMES; per frame, the TCP input,
+ *     the MPA receive loop (cep_rx: guard len + 16) and DDP/RDMAP
+ *     placement (per FPDU: SGEs <= VFW_RDMA_MAX_SGE, MR pages per FPDU).
+ *   - transmit, vfw_rdmap_tx -> tx_run: until the TCP send buffer is full
+ *     (256 KiB a connection); pick(): at most sq_depth WQEs.
+ *   - CQ errors, rnic_cq_errors: one pass over qp_hi and cq_hi (it was
+ *     cq_hi x qp_hi); each QP's ERROR flush is budgeted as above.
+ *   - table scans: vfw_rnic_run over nfn (<= 129), QPs to qp_hi, CQs to
+ *     cq_hi, conn slots to conn_hi (rnic_cm_*: <= VFW_RDMA_HW_CONN),
+ *     CEPs to cep_hi (vfw_cm_poll), release_held, resume_flushes.
+ *   - ring accesses, ring_rw: one entry splits at most at one page edge.
+ */
 #define RNIC_BUDGET_CMDS     32            /* per function per run */
 #define RNIC_BUDGET_FRAMES   64
-#define RNIC_BUDGET_WQES     256
+#define RNIC_BUDGET_WORK     256           /* units per function per run */
+#define RNIC_PGL_ENTRIES_PER_UNIT 16       /* 128 bytes of page list */
 #define RNIC_HS_POLL_NS      (100ull * 1000 * 1000) /* MPA timeout poll */
 /* As MPA initiator, the first FPDU waits this long after the MPA Reply
  * (vfw_engine_config.initiator_settle_ns): a Linux siw responder under an
@@ -57,6 +108,7 @@ struct rnic_cq {
     uint8_t arm;              /* 0, 1 next, 2 solicited */
     bool error;               /* overflow / DMA error: no more CQEs */
     bool error_pending;       /* QPs must go to ERROR (done in run) */
+    bool error_now;           /* rnic_cq_errors: this pass moves its QPs */
 };
 
 struct rnic_qp {
@@ -68,6 +120,9 @@ struct rnic_qp {
     uint16_t sq_pi, rq_pi;    /* producer index from the last doorbell */
     uint64_t *sq_wrid, *rq_wrid;   /* guest wr_id by ring slot */
     uint32_t conn;            /* conn slot bound to it, 0 none */
+    /* QP_MODIFY(ERROR) owes the driver a completion of every WR it rang
+     * in, and the run's budget may leave some for later runs */
+    bool drain_owed;
 };
 
 enum { CONN_FREE = 0, CONN_LISTEN, CONN_ACTIVE, CONN_PASSIVE };
@@ -129,6 +184,10 @@ struct rnic_fn {
      * only grow): the scans stop there instead of at the device limits */
     uint32_t cq_hi, qp_hi, conn_hi;
     bool db_pending;          /* some QP has doorbell work */
+    uint32_t wq_next;         /* rnic_wq_run starts at QP wq_next + 1 */
+    /* the run's budget left (RNIC_BUDGET_WORK above): below zero, a debt
+     * the next runs pay first */
+    int64_t work_left;
     bool cq_err_pending;      /* some CQ has error_pending */
     bool resetting;           /* tearing down: no events */
     /* input queue */
@@ -153,6 +212,7 @@ void rnic_stat(struct rnic_fn *fs, unsigned k);
 uint64_t rnic_stat_get(const struct rnic_fn *fs, unsigned k);
 uint64_t rnic_now(const struct rnic_fn *fs);
 void rnic_kick(struct rnic_fn *fs);
+void rnic_work_charge(struct rnic_fn *fs, uint64_t units);
 /* The TCP stack exists while the function has an IPv4 address. */
 int rnic_tcp_attach(struct rnic_fn *fs, uint32_t ip, uint16_t mtu);
 void rnic_tcp_detach(struct rnic_fn *fs);
@@ -192,8 +252,9 @@ bool rnic_eq_read_reg(const struct rnic_fn *fs, uint64_t addr, uint32_t *v);
 
 /* rnic_wq.c */
 void rnic_cqe_hook(void *opaque, uint32_t cq_id, const struct vfw_cqe *c);
-void rnic_wq_run(struct rnic_fn *fs, unsigned budget, bool *more);
+void rnic_wq_run(struct rnic_fn *fs, bool *more);
 void rnic_qp_drain(struct rnic_fn *fs, uint32_t id);
+bool rnic_qp_drain_step(struct rnic_fn *fs, uint32_t id);
 void rnic_cq_errors(struct rnic_fn *fs);
 void rnic_qp_free(struct rnic_fn *fs, uint32_t id);
 void rnic_cq_free(struct rnic_fn *fs, uint32_t id);

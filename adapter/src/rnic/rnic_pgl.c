@@ -61,6 +61,8 @@ int rnic_pgl_fetch(struct rnic_fn *fs, const struct vfw_pgl_ref *ref,
     uint64_t bytes = span * 8;
     if (ref->pgl_addr + bytes < ref->pgl_addr)
         return VFW_RCMD_S_INVAL;
+    /* the walk costs the same whether the list then passes or not */
+    rnic_work_charge(fs, span / RNIC_PGL_ENTRIES_PER_UNIT);
     uint64_t *p = malloc(bytes);
     if (!p)
         return VFW_RCMD_S_NOSPC;

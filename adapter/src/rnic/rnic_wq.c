@@ -164,6 +164,9 @@ static void cqe_write(struct rnic_fn *fs, uint32_t cq_id,
 void rnic_cqe_hook(void *opaque, uint32_t cq_id, const struct vfw_cqe *c)
 {
     struct rnic_fn *fs = opaque;
+    /* a completion cannot wait: charged, a debt if need be; the engine's
+     * flushes, the one source of many at once, ask e_work_left first */
+    rnic_work_charge(fs, 1);
     struct rnic_qp *q = qp_of(fs, c->qp_id);
     if (!q)
         return;
@@ -182,6 +185,10 @@ void rnic_cqe_hook(void *opaque, uint32_t cq_id, const struct vfw_cqe *c)
         fs->db_pending = true;
 }
 
+/* The QPs of CQs that failed go to ERROR: one pass over the CQs, one over
+ * the QPs (each asks about its own two CQs), not every QP for every
+ * failed CQ. A CQ that fails during the pass (the flushes write CQEs) is
+ * the next call's: error_now marks this pass's. */
 void rnic_cq_errors(struct rnic_fn *fs)
 {
     if (!fs->cq_err_pending)
@@ -189,15 +196,22 @@ void rnic_cq_errors(struct rnic_fn *fs)
     fs->cq_err_pending = false;
     for (uint32_t i = 1; i <= fs->cq_hi; i++) {
         struct rnic_cq *c = fs->cq[i];
-        if (!c || !c->error_pending)
-            continue;
-        c->error_pending = false;
-        for (uint32_t k = 1; k <= fs->qp_hi; k++) {
-            struct rnic_qp *q = fs->qp[k];
-            if (q && (q->send_cq == i || q->recv_cq == i))
-                vfw_qp_modify(fs->e, k, VFW_QPS_ERROR);
+        if (c) {
+            c->error_now = c->error_pending;
+            c->error_pending = false;
         }
     }
+    for (uint32_t k = 1; k <= fs->qp_hi; k++) {
+        struct rnic_qp *q = fs->qp[k];
+        if (!q)
+            continue;
+        struct rnic_cq *s = cq_of(fs, q->send_cq), *r = cq_of(fs, q->recv_cq);
+        if ((s && s->error_now) || (r && r->error_now))
+            vfw_qp_modify(fs->e, k, VFW_QPS_ERROR);
+    }
+    for (uint32_t i = 1; i <= fs->cq_hi; i++)
+        if (fs->cq[i])
+            fs->cq[i]->error_now = false;
 }
 
 /* ---- WQEs ---------------------------------------------------------------*/
@@ -292,16 +306,17 @@ static int to_recv_wr(const struct vfw_wqe *w, struct vfw_recv_wr *wr)
     return 0;
 }
 
-/* Take up to *budget WQEs of one queue. Returns true if it stopped with
- * work left that a later run can do (budget), false when done or blocked
- * (blocked work resumes on a CQE, an ESTABLISHED event or a doorbell). */
+/* Take WQEs of one queue while the run's budget lasts, a unit each.
+ * Returns true if it stopped with work left that a later run can do
+ * (budget), false when done or blocked (blocked work resumes on a CQE, an
+ * ESTABLISHED event or a doorbell). */
 static bool qp_queue(struct rnic_fn *fs, uint32_t id, struct rnic_qp *q,
-                     bool sq, unsigned *budget)
+                     bool sq)
 {
     while ((sq ? q->sq_ci != q->sq_pi : q->rq_ci != q->rq_pi)) {
-        if (*budget == 0)
+        if (fs->work_left <= 0)
             return true;
-        (*budget)--;
+        rnic_work_charge(fs, 1);
         uint16_t idx = sq ? q->sq_ci : q->rq_ci;
         uint32_t depth = sq ? q->sq_depth : q->rq_depth;
         struct vfw_wqe w;
@@ -352,38 +367,66 @@ static bool qp_queue(struct rnic_fn *fs, uint32_t id, struct rnic_qp *q,
 }
 
 /* A QP just moved to ERROR: every WR the driver rang in completes with
- * WR_FLUSH_ERR now, also those whose WQEs the device has not fetched yet
+ * WR_FLUSH_ERR, also those whose WQEs the device has not fetched yet
  * (their doorbell came in the same batch as the command, or the engine's
  * queue was full). Fetched on an ERROR QP, each is flushed as it is
- * posted. Left to a later run they could be lost: a QP_DESTROY right
- * behind the command forgets the ring, and a process whose device was
- * removed under it (FLR) would wait for completions that never come. */
+ * posted. How many there are is the guest's choice (32 QPs of depth 4096
+ * are 262,144 WQEs), so the drain takes what the run's budget allows and
+ * later runs fetch the rest (rnic_wq_run); it is owed until then: a
+ * QP_DESTROY behind the command waits for it, or the ring would be
+ * forgotten and a process would wait for completions that never come. */
 void rnic_qp_drain(struct rnic_fn *fs, uint32_t id)
 {
     struct rnic_qp *q = qp_of(fs, id);
     if (!q)
         return;
-    unsigned budget = q->rq_depth + q->sq_depth;    /* bounds both loops */
-    qp_queue(fs, id, q, false, &budget);
-    qp_queue(fs, id, q, true, &budget);
+    q->drain_owed = true;
+    rnic_qp_drain_step(fs, id);
 }
 
-void rnic_wq_run(struct rnic_fn *fs, unsigned budget, bool *more)
+/* Go on with an owed drain within the run's budget; true when every WR
+ * rung in has completed (fetched, and flushed by the engine too). */
+bool rnic_qp_drain_step(struct rnic_fn *fs, uint32_t id)
+{
+    struct rnic_qp *q = qp_of(fs, id);
+    if (!q || !q->drain_owed)
+        return true;
+    qp_queue(fs, id, q, false);
+    qp_queue(fs, id, q, true);
+    if (q->sq_ci != q->sq_pi || q->rq_ci != q->rq_pi) {
+        fs->db_pending = true;      /* the rest: rnic_wq_run, later runs */
+        return false;
+    }
+    struct vfw_qp_info in;
+    if (vfw_qp_query(fs->e, id, &in) == 0 && (in.sq_outstanding ||
+                                              in.rq_posted))
+        return false;               /* the engine's flush: vfw_engine_poll */
+    q->drain_owed = false;
+    return true;
+}
+
+void rnic_wq_run(struct rnic_fn *fs, bool *more)
 {
     if (!fs->db_pending)
         return;
     fs->db_pending = false;
-    for (uint32_t i = 1; i <= fs->qp_hi; i++) {
+    /* round robin: the QP after the one where the budget ran out comes
+     * first, so one deep ring cannot starve the others */
+    uint32_t n = fs->qp_hi;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = 1 + (fs->wq_next + k) % n;
         struct rnic_qp *q = fs->qp[i];
         if (!q)
             continue;
         /* receives first: a Send posted in the same batch may be answered
          * by the peer before the next run */
-        bool left = qp_queue(fs, i, q, false, &budget);
-        left |= qp_queue(fs, i, q, true, &budget);
-        if (left) {
+        bool left = qp_queue(fs, i, q, false);
+        left |= qp_queue(fs, i, q, true);
+        if (left) {                 /* out of budget: the rest waits */
             fs->db_pending = true;
             *more = true;
+            fs->wq_next = i % n;
+            return;
         }
     }
 }
