@@ -1,0 +1,71 @@
+"""Issue 33 item 7: an operator's mistake in the policy files gets one error
+line, FILE:LINE:COL, and nothing else happens.
+
+Each test writes the QoS example's files (qosfiles.py) with one mistake, then
+  - runs the real `vfwarpctl validate` in its own process, so that a
+    traceback or a hang shows: exit 1, that one line on stdout, nothing on
+    stderr;
+  - runs `apply` of the same files on a stand-in device already at the good
+    files (qosdevice.py records every command): exit 1 with the same line,
+    and not one command run, the device's state as it was.
+"""
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from qosdevice import QosDevice
+from qosfiles import BLUE, HOST, RED, ctl, policy_dir
+
+VFWARPCTL = Path(__file__).resolve().parents[2] / "vfwarpctl"
+
+
+def write_dir(path, files):
+    """files: {file name: text}; the example's host.yaml and blue.yaml unless given."""
+    path.mkdir()
+    for name, text in dict({"host.yaml": HOST, "blue.yaml": BLUE}, **files).items():
+        if text is not None:
+            (path / name).write_text(text)
+    return str(path)
+
+
+def validate(*paths):
+    # A hang is a failure too: far more than a loaded lab host's start-up.
+    return subprocess.run([sys.executable, str(VFWARPCTL), "validate", *paths],
+                          capture_output=True, text=True, timeout=60)
+
+
+def assert_refused(tmp_path, bad_dir, place, rule, fragment):
+    """validate and apply of bad_dir both give the one line `place: error[rule]: ...`
+    holding fragment, and apply changes nothing."""
+    r = validate(bad_dir)
+    head = f"{place}: error[{rule}]: "
+    assert (r.returncode, r.stderr) == (1, ""), (r.returncode, r.stdout, r.stderr[-2000:])
+    assert r.stdout.count("\n") == 1 and r.stdout.startswith(head), r.stdout
+    assert fragment in r.stdout, r.stdout
+    dev = QosDevice()
+    assert ctl(tmp_path, dev, "apply", policy_dir(tmp_path))[0] == 0
+    before, commands = copy.deepcopy(dev.st), len(dev.log)
+    rc, out = ctl(tmp_path, dev, "apply", bad_dir)
+    assert rc == 1 and r.stdout.rstrip("\n") in out.splitlines(), out
+    assert (dev.st, len(dev.log)) == (before, commands), dev.log[commands:]
+
+
+def col(text, line, needle):
+    """1-based column of needle on 1-based line of text."""
+    return text.splitlines()[line - 1].index(needle) + 1
+
+
+def test_control_characters_in_a_name_are_shown_escaped(tmp_path):
+    # YAML's "\n" and "\e" escapes: printed raw, the name would forge a second
+    # error line and clear the operator's terminal (ESC [2J).
+    red = RED.replace("name: red", 'name: "red\\nx.yaml:1:1: error[forged]: boom\\e[2J"')
+    d = write_dir(tmp_path / "bad", {"red.yaml": red})
+    assert_refused(tmp_path, d, f"{d}/red.yaml:4:7", "syntax",
+                   "'red\\nx.yaml:1:1: error[forged]: boom\\x1b[2J' is not valid here")
+
+
+def test_control_characters_in_a_file_name_are_shown_escaped(tmp_path):
+    d = write_dir(tmp_path / "bad", {"red.yaml": RED, "x\x1b[2J\ny.yaml": "- not a mapping\n"})
+    assert_refused(tmp_path, d, f"{d}/x\\x1b[2J\\ny.yaml:1:1", "type", "a policy file is a mapping")
