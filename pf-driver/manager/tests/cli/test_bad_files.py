@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from qosdevice import QosDevice
 from qosfiles import BLUE, HOST, RED, ctl, policy_dir
 
@@ -69,3 +71,35 @@ def test_control_characters_in_a_name_are_shown_escaped(tmp_path):
 def test_control_characters_in_a_file_name_are_shown_escaped(tmp_path):
     d = write_dir(tmp_path / "bad", {"red.yaml": RED, "x\x1b[2J\ny.yaml": "- not a mapping\n"})
     assert_refused(tmp_path, d, f"{d}/x\\x1b[2J\\ny.yaml:1:1", "type", "a policy file is a mapping")
+
+
+def test_integer_with_a_leading_zero_is_refused(tmp_path):
+    # YAML 1.1 (PyYAML) reads 0100 as octal 64, YAML 1.2 and editors as 100
+    d = write_dir(tmp_path / "bad", {"red.yaml": RED + "vlan: 0100\n"})
+    assert_refused(tmp_path, d, f"{d}/red.yaml:8:7", "int-leading-zero",
+                   "YAML 1.1 reads 0100 as the octal 64, YAML 1.2 as 100")
+
+
+def test_base_60_integer_is_refused(tmp_path):
+    # YAML 1.1 reads 1:40 as 1 * 60 + 40, YAML 1.2 as the string "1:40"
+    d = write_dir(tmp_path / "bad", {"red.yaml": RED + "vlan: 1:40\n"})
+    assert_refused(tmp_path, d, f"{d}/red.yaml:8:7", "int-base-60",
+                   "YAML 1.1 reads 1:40 as the base-60 number 100, YAML 1.2 as a string")
+
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize("key,text,rule,fragment", [
+    ("vlan", f"vlan: {HUGE}\n", "range", "a 5000-digit number is out of range 1..4094"),
+    ("version", f"version: {HUGE}\n", "version", "unsupported format version 999999"),
+    ("vfs", f"vfs: {{range: {HUGE}-1}}\n", "range", "... (5002 characters)' is out of range 0..255"),
+    ("vf_rate", f"vf_rate: {{tx_max: {HUGE}mbit}}\n", "range", "a rate of 5000 digits is larger"),
+])
+def test_5000_digit_integer_is_refused(tmp_path, key, text, rule, fragment):
+    # Python converts no text of over 4,300 digits to an int (ValueError)
+    lines = [ln for ln in RED.splitlines(keepends=True) if not ln.startswith(f"{key}:")]
+    red = "".join(lines) + text
+    d = write_dir(tmp_path / "bad", {"red.yaml": red})
+    line, column = red.count("\n"), text.index(HUGE) + 1
+    assert_refused(tmp_path, d, f"{d}/red.yaml:{line}:{column}", rule, fragment)

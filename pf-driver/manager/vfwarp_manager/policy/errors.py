@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 
+QUOTE_MAX = 60          # characters of a value shown in a message
+
+
 def escaped(text):
     """text with every character that is not printable (control characters,
     line and paragraph separators, bidirectional overrides: str.isprintable)
@@ -22,6 +25,19 @@ def escaped(text):
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def shown(text):
+    """A value from a file, for a message: escaped, and cut to QUOTE_MAX
+    characters (a 5,000-digit number is named, not printed)."""
+    if len(text) > QUOTE_MAX:
+        text = f"{text[:QUOTE_MAX]}... ({len(text)} characters)"
+    return escaped(text)
+
+
+def quoted(text):
+    """shown(text) in quotes."""
+    return f"'{shown(text)}'"
 
 
 @dataclass(frozen=True, order=True)
