@@ -103,3 +103,13 @@ def test_5000_digit_integer_is_refused(tmp_path, key, text, rule, fragment):
     d = write_dir(tmp_path / "bad", {"red.yaml": red})
     line, column = red.count("\n"), text.index(HUGE) + 1
     assert_refused(tmp_path, d, f"{d}/red.yaml:{line}:{column}", rule, fragment)
+
+
+def test_500_nested_brackets_are_refused(tmp_path):
+    # PyYAML composes nested collections by recursion: 500 levels exhaust
+    # Python's stack (RecursionError); refused at the first level too deep
+    red = RED + "vlan: " + "[" * 500 + "]" * 500 + "\n"
+    d = write_dir(tmp_path / "bad", {"red.yaml": red})
+    # the file's mapping is level 1, so the 32nd bracket opens level 33
+    assert_refused(tmp_path, d, f"{d}/red.yaml:8:{col(red, 8, '[') + 31}", "yaml-depth",
+                   "nested deeper than 32 levels")
