@@ -113,3 +113,18 @@ def test_500_nested_brackets_are_refused(tmp_path):
     # the file's mapping is level 1, so the 32nd bracket opens level 33
     assert_refused(tmp_path, d, f"{d}/red.yaml:8:{col(red, 8, '[') + 31}", "yaml-depth",
                    "nested deeper than 32 levels")
+
+
+@pytest.mark.parametrize("name,lowercase", [("red.YAML", "red.yaml"), ("red.Yml", "red.yml")])
+def test_policy_file_extension_in_another_case_is_refused(tmp_path, name, lowercase):
+    # skipped as no policy file, red.YAML's tenant would be removed at apply
+    d = write_dir(tmp_path / "bad", {name: RED})
+    assert_refused(tmp_path, d, f"{d}/{name}:1:1", "file-extension", f"rename it {lowercase}")
+
+
+def test_named_pipe_is_refused_without_waiting(tmp_path):
+    # open() of a named pipe waits for a writer: validate hung for ever
+    d = write_dir(tmp_path / "bad", {"red.yaml": RED})
+    os.mkfifo(os.path.join(d, "green.yaml"))
+    assert_refused(tmp_path, d, f"{d}/green.yaml:1:1", "file-type",
+                   "a named pipe, not a regular file")
