@@ -128,3 +128,26 @@ def test_named_pipe_is_refused_without_waiting(tmp_path):
     os.mkfifo(os.path.join(d, "green.yaml"))
     assert_refused(tmp_path, d, f"{d}/green.yaml:1:1", "file-type",
                    "a named pipe, not a regular file")
+
+
+@pytest.mark.parametrize("added,value,fragment", [
+    ("rate: {tx_weight: 1001}", "1001", "1001 is out of range 1..1000"),
+    ("vf: [{index: 0, tx_priority: 8}]", "8", "8 is out of range 0..7"),
+])
+def test_rate_value_the_driver_refuses_is_refused(tmp_path, added, value, fragment):
+    # devlink rate's weight and priority are u32s; vfwarp_pf takes 1..1000
+    # and 0..7, and refused the rest halfway through an apply
+    red = "".join(ln for ln in RED.splitlines(True) if not ln.startswith(added.split(":")[0] + ":"))
+    red += added + "\n"
+    line = red.count("\n")
+    d = write_dir(tmp_path / "bad", {"red.yaml": red})
+    assert_refused(tmp_path, d, f"{d}/red.yaml:{line}:{col(red, line, value)}", "range", fragment)
+
+
+def test_rdma_dscp_without_a_host_table_is_refused(tmp_path):
+    # no dscp_prio: nothing the files say maps the RDMA traffic's DSCP
+    host = "".join(ln for ln in HOST.splitlines(True) if not ln.startswith(("dscp_prio", "apptrust")))
+    red = RED + "rdma: {dscp: 26}\n"
+    d = write_dir(tmp_path / "bad", {"host.yaml": host, "red.yaml": red})
+    assert_refused(tmp_path, d, f"{d}/red.yaml:8:{col(red, 8, '26')}", "rdma-dscp-unmapped",
+                   "DSCP 26 is not in the host's dscp_prio table")

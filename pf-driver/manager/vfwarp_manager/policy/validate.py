@@ -518,7 +518,14 @@ def _check_across(host, tenants, totalvfs, errors):
                          f"with tenant '{t.name}', above the class's {c['bandwidth']}% = {format_rate(cap)}",
                          host.at("traffic_classes"))
         rd = d["rdma"] or {}
-        if rd.get("dscp") is not None and h["dscp_prio"]:
+        if rd.get("dscp") is not None and not h["dscp_prio"]:
+            # Without a table the DSCP's priority is whatever the adapter's
+            # app table holds (vfwarpctl then leaves it alone): nothing the
+            # files say decides where the RDMA traffic goes.
+            _err(errors, f.at("rdma", "dscp"), "rdma-dscp-unmapped",
+                 f"DSCP {rd['dscp']} is not in the host's dscp_prio table: the host file has "
+                 "none, so nothing maps the RDMA traffic to a priority", host.root)
+        elif rd.get("dscp") is not None:
             if rd["dscp"] not in {e["dscp"] for e in h["dscp_prio"]}:
                 _err(errors, f.at("rdma", "dscp"), "rdma-dscp-unmapped",
                      f"DSCP {rd['dscp']} is not in the host's dscp_prio table: the RDMA traffic "
