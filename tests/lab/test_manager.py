@@ -623,15 +623,18 @@ def test_rate_hand_changes_reported_by_drift_and_restored(qos_files):
 
 # Files D from C: every layer changes (VF count kept, a VLAN, the line rate,
 # red's node and VFs' rates, a new tenant node, ETS, the DSCP table), and
-# blue's node gets a weight vfwarp_pf refuses (1..1000) where devlink's is
-# a u32: the validator lets it through, the driver says no.
+# blue's guarantee takes what the files leave of the line (red 12 + blue 108
+# = 120 Mbit/s, blue in the strict class 7, which has no share to fit): the
+# validator lets it through, but the node "other" (qos_files), which
+# vfwarpctl does not own, holds 1 Mbit/s of the line, and the driver says no.
 D = {
     "host.yaml": C["host.yaml"].replace("100mbit", "120mbit").replace("bandwidth: 60", "bandwidth: 50")
                                 .replace("bandwidth: 30, maxrate: 80mbit", "bandwidth: 40, maxrate: 90mbit")
                                 .replace("{dscp: 46, priority: 7}", "{dscp: 26, priority: 2}"),
     "red.yaml": C["red.yaml"].replace("range: 0-1", "indices: [0]").replace("tx_share: 20mbit", "tx_share: 12mbit")
                 + "vlan: 300\n",
-    "blue.yaml": C["blue.yaml"].replace("tx_weight: 1}", "tx_weight: 1001}"),
+    "blue.yaml": C["blue.yaml"].replace("tx_share: 30mbit", "tx_share: 108mbit")
+                 + "vlan: 400\nvlan_priority: 7\n",
     "green.yaml": "version: 1\nkind: tenant\nname: green\nvfs: {indices: [1]}\nrate: {tx_max: 10mbit}\n",
 }
 
@@ -645,14 +648,15 @@ def test_rate_failure_rolls_every_layer_back(qos_files):
     r = host.ctl("qfail", "apply --json /root/pol-d")
     doc = json.loads(r.stdout)
     assert (r.returncode, doc["result"]) == (5, "restored"), r.stdout
-    assert "tx_weight 1001" in doc["rollback_reason"], doc["rollback_reason"]
+    reason = doc["rollback_reason"]
+    assert "vfw-blue tx_share 108000000bit" in reason and "guarantees oversubscribed" in reason, reason
     assert doc["problems"] == [], doc["problems"]               # the undo alone restored it
     layers_run = {s["layer"] for s in doc["steps"][:doc["ran"]]}
     assert {"vfs", "rate"} <= layers_run, doc["steps"]
     assert qos(host) == before and host.link_json() == link
     assert host.ctl("qfail", "drift /root/pol-c").returncode == 0
     # Each step failing after it ran, and the read-back failing after all
-    # of them (files D with a weight the driver takes): undone to C each time.
+    # of them (files D with C's blue, which fits): undone to C each time.
     host.write_files("/root/pol-d", dict(d, **{"blue.yaml": C["blue.yaml"]}))
     r = host.ctl("qfail", "apply --json /root/pol-d", env="VFWARP_FAIL_AT=verify")
     doc = json.loads(r.stdout)

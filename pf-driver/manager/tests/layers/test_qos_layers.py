@@ -93,17 +93,22 @@ def test_refused_value_rolls_back_every_layer(tmp_path, dev):
     red = RED.replace("range: 0-1", "indices: [0]").replace("tx_share: 20mbit", "tx_share: 12mbit") \
         + "vlan: 300\n"
     green = "version: 1\nkind: tenant\nname: green\nvfs: {indices: [1]}\nrate: {tx_max: 10mbit}\n"
-    # devlink's weight is a u32; vfwarp_pf takes 1..1000
-    blue = BLUE.replace("tx_weight: 1}", "tx_weight: 1001}")
+    # blue's guarantee takes what the files leave of the line (red 12 + blue
+    # 108 = 120 Mbit/s; in the strict class 7, which has no share to fit),
+    # but the node "other", which vfwarpctl does not own, holds 1 Mbit/s of
+    # it: the device refuses blue's tx_share, which no check of the files
+    # can know (a weight it refuses, 1001, validate refuses first).
+    blue = BLUE.replace("tx_share: 30mbit", "tx_share: 108mbit") + "vlan: 400\nvlan_priority: 7\n"
     assert blue != BLUE
     files = policy_dir(tmp_path, "d", host=host, red=red, green=green, blue=blue)
     rc, out = ctl(tmp_path, dev, "apply", "--json", files)
     doc = json.loads(out)
     assert (rc, doc["result"], doc["problems"]) == (5, "restored", []), out
-    assert "tx_weight 1001" in doc["rollback_reason"]
+    reason = doc["rollback_reason"]
+    assert "vfw-blue tx_share 108000000bit" in reason and "guarantees oversubscribed" in reason, reason
     assert {s["layer"] for s in doc["steps"][:doc["ran"]]} == {"vfs", "rate"}
     assert seen(dev) == before
-    # with a weight the driver takes, every step failing after it ran: undone
+    # with blue's guarantee that fits, every step failing after it ran: undone
     files = policy_dir(tmp_path, "d", host=host, red=red, green=green)
     monkey = pytest.MonkeyPatch()
     try:

@@ -8,6 +8,8 @@ from vfwarp_manager.cli import vfwarpctl as cli
 from vfwarp_manager.layers import desired
 from vfwarp_manager.policy import validate as policy
 from vfwarp_manager.txn import plan
+from qosdevice import QosDevice
+from qosfiles import HOST, policy_dir
 from replayhost import BLUE, answers, write_policy
 
 HERE = Path(__file__).resolve().parent
@@ -113,3 +115,17 @@ def test_cli_validate_exit_codes():
     (e,) = json.loads(out.getvalue())["errors"]
     assert (e["rule"], e["line"], e["column"], e["other"]["file"]) == \
         ("vlan-shared", 7, 7, str(inv / "base" / "blue.yaml"))
+
+
+def test_removing_every_vf_is_planned_as_recreate(tmp_path):
+    # 4 -> 0 destroys every VF (and with it whatever a VM holds): as
+    # disruptive as 4 -> 2, which the PCI core only allows through 0.
+    dev = QosDevice(numvfs=4)
+    files = policy_dir(tmp_path, host=HOST.replace("num_vfs: 4", "num_vfs: 0"), red=None, blue=None)
+    out = io.StringIO()
+    rc = cli.main(["plan", files], runner=dev, out=out)
+    lines = out.getvalue().splitlines()
+    assert rc == cli.EXIT_CHANGES, lines
+    assert "~ sriov enp1s0 sriov_numvfs: 4 -> 0  [recreate]" in lines, lines
+    assert lines[-1].endswith(", worst: recreate"), lines
+    assert dev.log == []                  # plan changes nothing

@@ -8,6 +8,12 @@ from .model import (Bool, Const, ConstInt, Enum, Field, Int, IntRange, List, Mac
                     Str, Subnet)
 
 MAX_VFS = 256            # above any SR-IOV PF we target (the adapter has 128)
+# devlink rate's tx_weight and tx_priority are u32s; the adapter's scheduler
+# takes weights 1..1000 and priorities 0..7 (include/vfwarp/vfwarp_admin.h
+# VFW_QOS_MAX_WEIGHT, VFW_QOS_MAX_PRIO) and vfwarp_pf refuses the rest with
+# EINVAL halfway through an apply: the format holds a file to them instead.
+MAX_WEIGHT = 1000
+MAX_PRIORITY = 7
 NAME_RE = r"^[a-z][a-z0-9-]{0,30}$"      # in devlink node, libvirt network and cookie names
 IFNAME_RE = r"^[A-Za-z0-9_.-]{1,15}$"    # IFNAMSIZ - 1, no '/' or ':'
 
@@ -56,8 +62,8 @@ HOST = Obj({
 VF_RATE = Obj({
     "tx_max": Field(Rate("ip_link", doc="per-VF cap (ip link max_tx_rate, whole Mbit/s)")),
     "tx_share": Field(Rate("ip_link", doc="per-VF guarantee (ip link min_tx_rate, whole Mbit/s)")),
-    "tx_weight": Field(Int(1, 2**32 - 1, doc="weight among the VF's siblings (devlink rate leaf)")),
-    "tx_priority": Field(Int(0, 2**32 - 1, doc="strict priority among the VF's siblings "
+    "tx_weight": Field(Int(1, MAX_WEIGHT, doc="weight among the VF's siblings (devlink rate leaf)")),
+    "tx_priority": Field(Int(0, MAX_PRIORITY, doc="strict priority among the VF's siblings "
                              "(devlink rate leaf)")),
 })
 
@@ -67,8 +73,8 @@ VF_OVERRIDE = Obj({
     "mac": Field(Mac(doc="MAC of this VF (ip link ... mac)")),
     "tx_max": Field(Rate("ip_link", doc="cap of this VF (whole Mbit/s)")),
     "tx_share": Field(Rate("ip_link", doc="guarantee of this VF (whole Mbit/s)")),
-    "tx_weight": Field(Int(1, 2**32 - 1, doc="weight of this VF (devlink rate leaf)")),
-    "tx_priority": Field(Int(0, 2**32 - 1, doc="strict priority of this VF (devlink rate leaf)")),
+    "tx_weight": Field(Int(1, MAX_WEIGHT, doc="weight of this VF (devlink rate leaf)")),
+    "tx_priority": Field(Int(0, MAX_PRIORITY, doc="strict priority of this VF (devlink rate leaf)")),
     "trust": Field(Bool(doc="trusted VF (ip link ... trust)")),
     "spoofchk": Field(Bool(doc="source MAC check (ip link ... spoofchk)")),
 })
@@ -113,8 +119,8 @@ TENANT = Obj({
     "rate": Field(Obj({
         "tx_max": Field(Rate("devlink", doc="cap of the whole tenant (whole bytes/s)")),
         "tx_share": Field(Rate("devlink", doc="guarantee of the whole tenant (whole bytes/s)")),
-        "tx_priority": Field(Int(0, 2**32 - 1, doc="strict priority among siblings (devlink 6.2+)")),
-        "tx_weight": Field(Int(1, 2**32 - 1, doc="weight among siblings (devlink 6.2+)")),
+        "tx_priority": Field(Int(0, MAX_PRIORITY, doc="strict priority among siblings (devlink 6.2+)")),
+        "tx_weight": Field(Int(1, MAX_WEIGHT, doc="weight among siblings (devlink 6.2+)")),
     }, doc="tenant rate node (devlink rate node vfw-NAME, parent of the tenant's VFs)")),
     "vf": Field(List(VF_OVERRIDE, 1, MAX_VFS, doc="per-VF settings")),
     "acl": Field(List(ACL_RULE, 1, 256, doc="ACL rules, in order (tc flower on the "

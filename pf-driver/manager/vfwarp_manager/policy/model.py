@@ -10,7 +10,7 @@ import ipaddress
 import re
 
 from . import units
-from .errors import PolicyError
+from .errors import PolicyError, quoted, shown
 from .source import is_mapping, is_scalar, is_sequence, scalar_value, where
 
 INT_TAG = "tag:yaml.org,2002:int"
@@ -41,7 +41,50 @@ def _describe(node):
         return "a list"
     kind = {INT_TAG: "an integer", BOOL_TAG: "a boolean", STR_TAG: "a string",
             "tag:yaml.org,2002:float": "a number", "tag:yaml.org,2002:null": "nothing (null)"}
-    return f"{kind.get(node.tag, 'a scalar')} '{node.value}'"
+    return f"{kind.get(node.tag, 'a scalar')} {quoted(node.value)}"
+
+
+# Integers the format takes: written the same way YAML 1.1 (PyYAML) and
+# YAML 1.2 (editors, most other tools) read as the same number.
+_DECIMAL = re.compile(r"[-+]?(0|[1-9][0-9]*)\Z")
+_HEX = re.compile(r"[-+]?0x[0-9a-fA-F]+\Z")
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9]+\Z")
+# Every integer of the format is below 2**32 (10 digits); a longer one is out
+# of range whatever it is, and Python refuses to convert one of over 4,300
+# digits (sys.get_int_max_str_digits): it is refused by its length.
+MAX_INT_DIGITS = 20
+
+
+def _integer(node, ctx, lo, hi):
+    """The value of an integer scalar, or None after reporting why the
+    text is refused: the forms YAML 1.1 and YAML 1.2 read differently."""
+    text = node.value
+    digits = text.lstrip("+-")
+    if len(digits) > MAX_INT_DIGITS:
+        ctx.error(node, "range", f"a {len(digits)}-digit number is out of range {lo}..{hi}")
+        return None
+    if ":" in text:
+        # YAML 1.1's base 60 (1:40 = 100); a string to YAML 1.2
+        ctx.error(node, "int-base-60", f"YAML 1.1 reads {text} as the base-60 number "
+                  f"{scalar_value(node)}, YAML 1.2 as a string; write the number in decimal")
+        return None
+    if _LEADING_ZERO.match(text):
+        v12 = int(text, 10)
+        if node.tag == INT_TAG:
+            v11 = int(text, 8)
+            read11 = f"as the octal {v11}"
+            write = f"write {v12} (or {v11}) without the leading zero"
+        else:
+            read11 = "as a string"
+            write = f"write {v12} without the leading zero"
+        ctx.error(node, "int-leading-zero", f"YAML 1.1 reads {text} {read11}, YAML 1.2 as {v12}; {write}")
+        return None
+    if not (_DECIMAL.match(text) or _HEX.match(text)):
+        # 1_000 and 0b101: integers to YAML 1.1 only
+        ctx.error(node, "int-syntax", f"YAML 1.1 reads {text} as {scalar_value(node)}, YAML 1.2 as "
+                  "a string; write the number in decimal")
+        return None
+    return int(text, 0)
 
 
 class Spec:
@@ -64,11 +107,16 @@ class Int(Spec):
         self.lo, self.hi, self.doc = lo, hi, doc
 
     def check(self, node, ctx, path):
+        if is_scalar(node) and node.tag == STR_TAG and _LEADING_ZERO.match(node.value):
+            # 089 is a string to YAML 1.1 (no octal 8 or 9) and 89 to YAML 1.2:
+            # refused as int-leading-zero, not as a string where a number goes
+            _integer(node, ctx, self.lo, self.hi)
+            return None
         if not is_scalar(node) or node.tag != INT_TAG:
             ctx.error(node, "type", f"expected an integer, found {_describe(node)}")
             return None
-        v = scalar_value(node)
-        if not self.lo <= v <= self.hi:
+        v = _integer(node, ctx, self.lo, self.hi)
+        if v is not None and not self.lo <= v <= self.hi:
             ctx.error(node, "range", f"{v} is out of range {self.lo}..{self.hi}")
             return None
         return v
@@ -90,7 +138,7 @@ class Bool(Spec):
         if node.value.lower() not in self.SPELLINGS:
             # YAML 1.1 reads yes/no/on/off as booleans, YAML 1.2 (and most
             # editors' schema checks) as strings: only true/false mean one thing.
-            ctx.error(node, "bool-spelling", f"write true or false, not '{node.value}' "
+            ctx.error(node, "bool-spelling", f"write true or false, not {quoted(node.value)} "
                       "(YAML 1.1 and 1.2 disagree on it)")
             return None
         return scalar_value(node)
@@ -110,7 +158,7 @@ class Str(Spec):
             return None
         v = node.value
         if len(v) > self.max_len or not self._re.match(v):
-            ctx.error(node, "syntax", f"'{v[:80]}' is not valid here{': ' + self.hint if self.hint else ''}")
+            ctx.error(node, "syntax", f"{quoted(v)} is not valid here{': ' + self.hint if self.hint else ''}")
             return None
         return v
 
@@ -127,7 +175,7 @@ class Enum(Spec):
             ctx.error(node, "type", f"expected one of {', '.join(self.choices)}, found {_describe(node)}")
             return None
         if node.value not in self.choices:
-            ctx.error(node, "enum", f"'{node.value}' is not one of {', '.join(self.choices)}")
+            ctx.error(node, "enum", f"{quoted(node.value)} is not one of {', '.join(self.choices)}")
             return None
         return node.value
 
@@ -145,8 +193,14 @@ class ConstInt(Spec):
         self.value, self.doc = value, doc
 
     def check(self, node, ctx, path):
-        if not is_scalar(node) or node.tag != INT_TAG or scalar_value(node) != self.value:
-            ctx.error(node, "version", f"unsupported format version {node.value if is_scalar(node) else '?'}"
+        v = None
+        if is_scalar(node) and node.tag == INT_TAG and len(node.value) <= MAX_INT_DIGITS:
+            v = _integer(node, ctx, self.value, self.value)
+            if v is None:
+                return None
+        if v != self.value:
+            ctx.error(node, "version", f"unsupported format version "
+                      f"{shown(node.value) if is_scalar(node) else '?'}"
                       f"; this vfwarpctl reads version {self.value}")
             return None
         return self.value
@@ -163,8 +217,9 @@ class Rate(Spec):
 
     def check(self, node, ctx, path):
         if is_scalar(node) and node.tag in (INT_TAG, "tag:yaml.org,2002:float"):
-            ctx.error(node, "rate-unit", f"rate {node.value} has no unit; write e.g. "
-                      f"{node.value}mbit (units: {', '.join(units.RATE_UNITS)})")
+            n = node.value if len(node.value) <= MAX_INT_DIGITS else "100"
+            ctx.error(node, "rate-unit", f"rate {shown(node.value)} has no unit; write e.g. "
+                      f"{n}mbit (units: {', '.join(units.RATE_UNITS)})")
             return None
         if not is_scalar(node) or node.tag != STR_TAG:
             ctx.error(node, "type", f"expected a rate such as 100mbit, found {_describe(node)}")
@@ -185,7 +240,7 @@ class Mac(Spec):
 
     def check(self, node, ctx, path):
         if is_scalar(node) and node.tag == INT_TAG and ":" in node.value:
-            ctx.error(node, "mac-quoted", f"put the MAC {node.value} in quotes: YAML 1.1 reads it "
+            ctx.error(node, "mac-quoted", f"put the MAC {shown(node.value)} in quotes: YAML 1.1 reads it "
                       "as a base-60 number")
             return None
         if not is_scalar(node) or node.tag != STR_TAG:
@@ -214,7 +269,7 @@ class Subnet(Spec):
         try:
             return ipaddress.ip_network(node.value, strict=True)
         except ValueError as e:
-            ctx.error(node, "subnet", f"'{node.value}' is not a subnet: {e}")
+            ctx.error(node, "subnet", f"{quoted(node.value)} is not a subnet: {e}")
             return None
 
     def schema(self):
@@ -229,21 +284,26 @@ class IntRange(Spec):
 
     def check(self, node, ctx, path):
         if is_scalar(node) and node.tag == INT_TAG:
-            a = b = scalar_value(node)
+            a = b = _integer(node, ctx, self.lo, self.hi)
+            if a is None:
+                return None
         elif is_scalar(node) and node.tag == STR_TAG:
             m = re.match(r"^\s*([0-9]+)\s*-\s*([0-9]+)\s*$", node.value)
             if not m:
-                ctx.error(node, self.rule + "-syntax", f"'{node.value}' is not N or N-M")
+                ctx.error(node, self.rule + "-syntax", f"{quoted(node.value)} is not N or N-M")
+                return None
+            if max(len(m.group(1)), len(m.group(2))) > MAX_INT_DIGITS:
+                ctx.error(node, "range", f"{quoted(node.value)} is out of range {self.lo}..{self.hi}")
                 return None
             a, b = int(m.group(1)), int(m.group(2))
             if a > b:
-                ctx.error(node, self.rule + "-order", f"range '{node.value}' runs backwards; write {b}-{a}")
+                ctx.error(node, self.rule + "-order", f"range {quoted(node.value)} runs backwards; write {b}-{a}")
                 return None
         else:
             ctx.error(node, "type", f"expected N or 'N-M', found {_describe(node)}")
             return None
         if a < self.lo or b > self.hi:
-            ctx.error(node, "range", f"'{node.value}' is out of range {self.lo}..{self.hi}")
+            ctx.error(node, "range", f"{quoted(node.value)} is out of range {self.lo}..{self.hi}")
             return None
         return (a, b)
 
@@ -300,7 +360,7 @@ class Obj(Spec):
                 continue
             key = knode.value
             if key in seen:
-                ctx.error(knode, "duplicate-key", f"key '{key}' is given twice", other=seen[key])
+                ctx.error(knode, "duplicate-key", f"key {quoted(key)} is given twice", other=seen[key])
                 continue
             seen[key] = ctx.at(knode)
             f = self.fields.get(key)
@@ -309,7 +369,7 @@ class Obj(Spec):
                 suggested.update(near)
                 hint = f"; did you mean '{near[0]}'?" if near else \
                     f"; known keys: {', '.join(self.fields)}"
-                ctx.error(knode, "unknown-key", f"unknown key '{key}'{hint}")
+                ctx.error(knode, "unknown-key", f"unknown key {quoted(key)}{hint}")
                 continue
             ctx.locs[path + (key,)] = ctx.at(vnode)
             out[key] = f.spec.check(vnode, ctx, path + (key,))

@@ -15,6 +15,37 @@ The node tests below use the nodes' own `id` for the same reason.
 from .errors import PolicyError, Where
 
 MAX_FILE_BYTES = 1 << 20       # a policy file is a page of text; bound what we parse
+# A policy file nests five levels at most (tenant, acl, a rule, police, its
+# rate); PyYAML composes nested collections by recursion, and 500 brackets
+# exhaust Python's stack (RecursionError) before any rule is checked.
+MAX_DEPTH = 32
+_loader = None
+
+
+def _depth_limited_loader():
+    """PyYAML's safe loader that refuses, at its place, a collection nested
+    deeper than MAX_DEPTH (made on first use: PyYAML is imported lazily)."""
+    global _loader
+    if _loader is None:
+        import yaml
+
+        class DepthLimitedLoader(yaml.SafeLoader):
+            class TooDeep(yaml.composer.ComposerError):
+                pass
+
+            depth = 0
+
+            def compose_node(self, parent, index):
+                self.depth += 1
+                try:
+                    if self.depth > MAX_DEPTH:
+                        raise self.TooDeep(None, None, f"nested deeper than {MAX_DEPTH} levels "
+                                           "(a policy file needs 5)", self.peek_event().start_mark)
+                    return super().compose_node(parent, index)
+                finally:
+                    self.depth -= 1
+        _loader = DepthLimitedLoader
+    return _loader
 
 
 def where(path, node):
@@ -27,8 +58,12 @@ def compose_file(path, text):
         return None, [PolicyError(Where(path, 1, 1), "file-size",
                                   f"file is larger than {MAX_FILE_BYTES} bytes")]
     import yaml
+    loader = _depth_limited_loader()
     try:
-        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        docs = list(yaml.compose_all(text, Loader=loader))
+    except loader.TooDeep as e:
+        return None, [PolicyError(Where(path, e.problem_mark.line + 1, e.problem_mark.column + 1),
+                                  "yaml-depth", e.problem)]
     except yaml.MarkedYAMLError as e:
         m = e.problem_mark or e.context_mark
         w = Where(path, m.line + 1, m.column + 1) if m else Where(path, 1, 1)

@@ -18,6 +18,8 @@ never float), and each target interface says what it can hold exactly:
 import re
 from fractions import Fraction
 
+from .errors import quoted
+
 _BIT = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12,
         "kibit": 2**10, "mibit": 2**20, "gibit": 2**30, "tibit": 2**40}
 _BYTE = {"Bps": 8, "KBps": 8 * 10**3, "MBps": 8 * 10**6, "GBps": 8 * 10**9,
@@ -26,6 +28,7 @@ _BYTE = {"Bps": 8, "KBps": 8 * 10**3, "MBps": 8 * 10**6, "GBps": 8 * 10**9,
 RATE_UNITS = sorted(_BIT) + sorted(_BYTE)
 # The JSON Schema pattern editors use; the validator below is the authority.
 RATE_PATTERN = r"^[0-9]+(\.[0-9]+)?([KkMmGgTt]?[Ii]?[Bb][Ii][Tt]|[KMGT]?i?Bps)$"
+MAX_NUMBER_CHARS = 40     # 2**64 bytes/s in bit/s has 21 digits; with decimals, room to spare
 _RATE_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([A-Za-z]*)$")   # no space: tc takes none
 
 TARGETS = {
@@ -49,10 +52,14 @@ def parse_rate(text, target):
     """'2.5gbit' -> 2500000000 (bits/s), checked against the target interface."""
     m = _RATE_RE.match(text)
     if not m:
-        raise UnitError("rate-syntax", f"'{text}' is not a rate: a number and a unit, e.g. 100mbit")
+        raise UnitError("rate-syntax", f"{quoted(text)} is not a rate: a number and a unit, e.g. 100mbit")
     num, unit = m.groups()
+    if len(num) > MAX_NUMBER_CHARS:
+        # Fraction() of a number of over 4,300 digits raises (Python's limit on
+        # converting text to int); far past any rate, refused by its length.
+        raise UnitError("range", f"a rate of {len(num)} digits is larger than any interface can hold")
     if not unit:
-        raise UnitError("rate-unit", f"rate '{text}' has no unit; write e.g. {num}mbit "
+        raise UnitError("rate-unit", f"rate {quoted(text)} has no unit; write e.g. {num}mbit "
                         f"(units: {', '.join(RATE_UNITS)})")
     if unit.lower() in _BIT:
         scale = _BIT[unit.lower()]
@@ -60,23 +67,23 @@ def parse_rate(text, target):
         scale = _BYTE[unit]
     elif unit.lower().endswith("bps"):
         raise UnitError("rate-unit-ambiguous",
-                        f"unit '{unit}' is ambiguous: tc and devlink read '{unit}' as "
+                        f"unit {quoted(unit)} is ambiguous: tc and devlink read {quoted(unit)} as "
                         f"{_guess_byte_unit(unit)} (bytes per second); write "
                         f"{unit[:-3].lower() or ''}bit for bits or "
                         f"{_guess_byte_unit(unit)} for bytes")
     else:
-        raise UnitError("rate-unit", f"unknown rate unit '{unit}' (units: {', '.join(RATE_UNITS)})")
+        raise UnitError("rate-unit", f"unknown rate unit {quoted(unit)} (units: {', '.join(RATE_UNITS)})")
     bits = Fraction(num) * scale
     if bits.denominator != 1:
-        raise UnitError("rate-inexact", f"'{text}' is not a whole number of bits per second")
+        raise UnitError("rate-inexact", f"{quoted(text)} is not a whole number of bits per second")
     bits = int(bits)
     if bits == 0:
-        raise UnitError("rate-zero", f"rate '{text}' is zero; leave the key out for no limit")
+        raise UnitError("rate-zero", f"rate {quoted(text)} is zero; leave the key out for no limit")
     step, top, what = TARGETS[target]
     if bits % step:
-        raise UnitError("rate-inexact", f"'{text}' = {bits} bit/s cannot be held exactly by {what}")
+        raise UnitError("rate-inexact", f"{quoted(text)} = {bits} bit/s cannot be held exactly by {what}")
     if bits > top:
-        raise UnitError("range", f"'{text}' is larger than {what} can hold")
+        raise UnitError("range", f"{quoted(text)} is larger than {what} can hold")
     return bits
 
 
@@ -100,7 +107,7 @@ _MAC_RE = re.compile(MAC_PATTERN)
 def parse_mac(text):
     """'02:AA:...' -> 48-bit int; refuses malformed, zero and multicast/broadcast."""
     if not _MAC_RE.match(text):
-        raise UnitError("mac-syntax", f"'{text}' is not a MAC address (six hex octets, xx:xx:xx:xx:xx:xx)")
+        raise UnitError("mac-syntax", f"{quoted(text)} is not a MAC address (six hex octets, xx:xx:xx:xx:xx:xx)")
     value = int(text.replace(":", ""), 16)
     if value == 0:
         raise UnitError("mac-zero", "MAC 00:00:00:00:00:00 is not a station address")

@@ -4,6 +4,7 @@ that span files. Any error and nothing is returned: the caller applies
 nothing (PolicyInvalid carries every error found, not just the first).
 """
 import os
+import stat
 from dataclasses import dataclass, field
 
 from .errors import PolicyError, PolicyInvalid, Where
@@ -60,6 +61,35 @@ def expand_paths(paths):
         else:
             out.append(p)
     return out
+
+
+def misnamed_files(paths):
+    """Files of the directories given whose names end in .yaml or .yml in
+    another case (red.YAML, blue.Yml). Skipped like a README, such a file's
+    tenant would be missing, and apply would remove it from the host: they
+    are refused instead, by name."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            out += sorted(os.path.join(p, n) for n in os.listdir(p)
+                          if n.lower().endswith(POLICY_SUFFIXES) and not n.endswith(POLICY_SUFFIXES))
+    return out
+
+
+class NotRegularFile(OSError):
+    """A policy path that is a named pipe, a device, a socket or a directory."""
+
+
+_FILE_TYPES = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+               (stat.S_ISDIR, "a directory"))
+
+
+def _check_regular(mode):
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _FILE_TYPES if test(mode)), "a special file")
+        raise NotRegularFile(f"{what}, not a regular file: policy files are read from regular "
+                             "files only")
 
 
 def check_file(path, text):
@@ -244,9 +274,18 @@ def load(paths, totalvfs=None, read=None, cache=None):
     files found valid before (their per-file checks are not run again)."""
     read = read or _read_text
     errors, files = [], []
+    for p in misnamed_files(paths):
+        base, ext = os.path.splitext(os.path.basename(p))
+        errors.append(PolicyError(Where(p, 1, 1), "file-extension",
+                                  f"named {ext}, not {ext.lower()}: a directory stands for its files "
+                                  "ending in lowercase .yaml or .yml, so this one would be skipped and "
+                                  f"apply would remove what it describes; rename it {base}{ext.lower()}"))
     for p in expand_paths(paths):
         try:
             text = read(p)
+        except NotRegularFile as e:
+            errors.append(PolicyError(Where(p, 1, 1), "file-type", str(e)))
+            continue
         except (OSError, UnicodeDecodeError) as e:
             errors.append(PolicyError(Where(p, 1, 1), "file-read", f"cannot read: {e}"))
             continue
@@ -289,7 +328,14 @@ def load(paths, totalvfs=None, read=None, cache=None):
 
 
 def _read_text(path):
-    with open(path, "rb") as f:
+    # A named pipe in the directory would block open() until a writer comes
+    # (forever), a device could be endless: only a regular file is opened, and
+    # opened without waiting (O_NONBLOCK) and checked again once open, in
+    # case the path was replaced between the two looks.
+    _check_regular(os.stat(path).st_mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        _check_regular(os.fstat(fd).st_mode)
         raw = f.read(1 << 21)
     return raw.decode("utf-8")
 
@@ -472,7 +518,14 @@ def _check_across(host, tenants, totalvfs, errors):
                          f"with tenant '{t.name}', above the class's {c['bandwidth']}% = {format_rate(cap)}",
                          host.at("traffic_classes"))
         rd = d["rdma"] or {}
-        if rd.get("dscp") is not None and h["dscp_prio"]:
+        if rd.get("dscp") is not None and not h["dscp_prio"]:
+            # Without a table the DSCP's priority is whatever the adapter's
+            # app table holds (vfwarpctl then leaves it alone): nothing the
+            # files say decides where the RDMA traffic goes.
+            _err(errors, f.at("rdma", "dscp"), "rdma-dscp-unmapped",
+                 f"DSCP {rd['dscp']} is not in the host's dscp_prio table: the host file has "
+                 "none, so nothing maps the RDMA traffic to a priority", host.root)
+        elif rd.get("dscp") is not None:
             if rd["dscp"] not in {e["dscp"] for e in h["dscp_prio"]}:
                 _err(errors, f.at("rdma", "dscp"), "rdma-dscp-unmapped",
                      f"DSCP {rd['dscp']} is not in the host's dscp_prio table: the RDMA traffic "

@@ -7,9 +7,10 @@ the VF. Labels, from least to most disruptive:
             the guest's driver re-initialises, connections survive a short outage
   detach    the VF must be detached from its VM first (its MAC: the guest and
             libvirt hold the old one)
-  recreate  every VF is destroyed and created again (sriov_numvfs N -> M with
-            N, M > 0, which the PCI core refuses without going through 0;
-            an eswitch mode change)
+  recreate  every VF is destroyed, and created again if any are wanted
+            (sriov_numvfs N -> M with N > 0: the PCI core changes a non-zero
+            count only through 0, so 4 -> 2 destroys all four, and 4 -> 0
+            destroys them too; an eswitch mode change)
 """
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -109,8 +110,10 @@ def diff(live, desired):
     want_n, have_n = desired["sriov"]["numvfs"], live["sriov"]["numvfs"]
     recreate = want_n != have_n
     if recreate:
+        # Only 0 -> M is hitless (no VF existed, no VM held one); any change
+        # from N > 0, to 0 included, destroys every VF a VM may hold.
         out.append(Change("sriov", desired["pf"], "sriov_numvfs", have_n, want_n,
-                          "recreate" if have_n and want_n else "hitless"))
+                          "recreate" if have_n else "hitless"))
     if live.get("eswitch") and live["eswitch"]["mode"] != desired["eswitch"]["mode"]:
         out.append(Change("eswitch", live["devlink_dev"], "mode", live["eswitch"]["mode"],
                           desired["eswitch"]["mode"], "recreate"))
