@@ -143,6 +143,11 @@ struct vfw_tcp_stats {
      * dropped because the bounded out-of-order queue was full, timeouts. */
     uint64_t malformed, ip_frags, arp_in, arp_out, conn_limit, ooo_dropped,
              timeouts;
+    /* Gauges (appended, issue 33): what the stack holds now, not totals.
+     * half_open: passive connections in SYN_RCVD (a SYN was answered, the
+     * handshake is not complete); buf_bytes: bytes of connection buffers
+     * allocated (send ring + receive buffer + record ring of each conn). */
+    uint64_t half_open, buf_bytes;
 };
 void vfw_tcp_stats(const struct vfw_tcp_stack *s, struct vfw_tcp_stats *st);
 

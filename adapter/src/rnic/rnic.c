@@ -423,3 +423,12 @@ uint64_t vfw_rnic_stat(const struct vfw_rnic *r, unsigned fn, unsigned stat)
         return 0;
     return rnic_stat_get(r->fn[fn], stat);
 }
+
+int vfw_rnic_tcp_stats(const struct vfw_rnic *r, unsigned fn,
+                       struct vfw_tcp_stats *st)
+{
+    if (!r || fn >= r->nfn || !st || !r->fn[fn] || !r->fn[fn]->tcp)
+        return -ENOENT;
+    vfw_tcp_stats(r->fn[fn]->tcp, st);
+    return 0;
+}

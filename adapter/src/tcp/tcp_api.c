@@ -427,6 +427,11 @@ void vfw_tcp_conn_addr(const struct vfw_tcp_conn *c, uint32_t *lip,
 void vfw_tcp_stats(const struct vfw_tcp_stack *s, struct vfw_tcp_stats *st)
 {
     *st = s->st;
+    /* counted here, not kept: nothing else needs it yet */
+    st->half_open = 0;
+    for (const struct vfw_tcp_conn *c = s->conns; c; c = c->lnext)
+        if (c->passive && c->state == ST_SYN_RCVD)
+            st->half_open++;
 }
 
 uint32_t vfw_tcp_active_conns(const struct vfw_tcp_stack *s)

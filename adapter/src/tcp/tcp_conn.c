@@ -21,8 +21,16 @@
 
 #include "tcp_internal.h"
 
+/* Bytes of buffers a conn holds (the stats' buf_bytes gauge). */
+static uint64_t conn_buf_bytes(const struct vfw_tcp_conn *c)
+{
+    return (c->sbuf ? c->sbuf_size : 0) + (c->rbuf ? c->rbuf_size : 0) +
+           (c->rec ? (uint64_t)c->rec_cap * sizeof(uint32_t) : 0);
+}
+
 void toe_conn_release(struct vfw_tcp_conn *c)
 {
+    c->s->st.buf_bytes -= conn_buf_bytes(c);
     free(c->sbuf);
     free(c->rbuf);
     free(c->rec);
@@ -123,6 +131,7 @@ struct vfw_tcp_conn *toe_conn_new(struct vfw_tcp_stack *s, uint32_t rip,
     c->sbuf = malloc(c->sbuf_size);
     c->rbuf = malloc(c->rbuf_size);
     c->rec = malloc(c->rec_cap * sizeof(uint32_t));
+    s->st.buf_bytes += conn_buf_bytes(c);
     if (!c->sbuf || !c->rbuf || !c->rec) {
         toe_conn_release(c);
         return NULL;
