@@ -86,6 +86,18 @@ uint64_t vfw_tcp_next_timer_ns(const struct vfw_tcp_stack *s);
 
 int vfw_tcp_listen(struct vfw_tcp_stack *s, uint16_t port,
                    vfw_tcp_accept_fn accept, void *listen_user);
+/* The same with a backlog (1..65536): the most half-open connections
+ * (SYN answered, handshake not complete) the listener keeps. A SYN
+ * beyond it drops the listener's oldest half-open connection silently
+ * (its peer's ACK then gets a RST); established connections are never
+ * touched. A half-open connection costs no buffers (they are allocated
+ * when the handshake completes) and is freed after tun.syn_retries
+ * SYN-ACK retransmissions. vfw_tcp_listen uses VFW_TCP_DEF_BACKLOG.
+ * vfw_tcp_unlisten drops the listener's half-open connections. */
+#define VFW_TCP_DEF_BACKLOG 128
+int vfw_tcp_listen_backlog(struct vfw_tcp_stack *s, uint16_t port,
+                           uint32_t backlog, vfw_tcp_accept_fn accept,
+                           void *listen_user);
 void vfw_tcp_unlisten(struct vfw_tcp_stack *s, uint16_t port);
 /* Active open; lport 0 picks an ephemeral port. Returns NULL and sets *err. */
 struct vfw_tcp_conn *vfw_tcp_connect(struct vfw_tcp_stack *s, uint32_t rip,
@@ -148,6 +160,10 @@ struct vfw_tcp_stats {
      * handshake is not complete); buf_bytes: bytes of connection buffers
      * allocated (send ring + receive buffer + record ring of each conn). */
     uint64_t half_open, buf_bytes;
+    /* Half-open connections dropped to make room: a SYN beyond its
+     * listener's backlog, or any new connection at max_conns, displaces
+     * the oldest half-open one (counter). */
+    uint64_t syn_dropped;
 };
 void vfw_tcp_stats(const struct vfw_tcp_stack *s, struct vfw_tcp_stats *st);
 
@@ -201,8 +217,12 @@ int vfw_tcp_set_tunables(struct vfw_tcp_stack *s,
  *   conn stays valid (recv may still deliver) until the closed upcall.
  * - vfw_tcp_close() before the connection is established acts like
  *   vfw_tcp_abort() (no upcall).
- * - vfw_tcp_connect() errors: -ENOBUFS when max_conns are live, -EADDRINUSE,
+ * - vfw_tcp_connect() errors: -ENOBUFS when max_conns are live and none
+ *   is in TIME_WAIT or half-open (either yields its slot), -EADDRINUSE,
  *   -EINVAL. Zero-length records are accepted and send nothing.
+ * - A passive connection gets its buffers when the handshake completes,
+ *   just before the accept upcall; if they cannot be allocated it is
+ *   reset (RST) with no upcall (issue 33: a SYN costs no buffers).
  */
 
 /*
