@@ -91,6 +91,12 @@ int rnic_tcp_attach(struct rnic_fn *fs, uint32_t ip, uint16_t mtu)
 
 void rnic_tcp_detach(struct rnic_fn *fs)
 {
+    /* the stack's counters that RSTAT shows carry on in the function's */
+    if (fs->tcp) {
+        struct vfw_tcp_stats st;
+        vfw_tcp_stats(fs->tcp, &st);
+        fs->stat[VFW_RSTAT_SYN_DROPS] += st.syn_dropped;
+    }
     vfw_tcp_stack_free(fs->tcp);
     fs->tcp = NULL;
 }
@@ -413,6 +419,12 @@ uint64_t rnic_stat_get(const struct rnic_fn *fs, unsigned stat)
         struct vfw_engine_stats st;
         vfw_engine_stats(fs->e, &st);
         v += stat == VFW_RSTAT_PROT_ERR ? st.prot_errors : st.dma_errors;
+    }
+    /* the TCP counts the half-open connections it drops (issue 33) */
+    if (stat == VFW_RSTAT_SYN_DROPS && fs->tcp) {
+        struct vfw_tcp_stats st;
+        vfw_tcp_stats(fs->tcp, &st);
+        v += st.syn_dropped;
     }
     return v;
 }
