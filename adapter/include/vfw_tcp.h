@@ -262,5 +262,15 @@ int vfw_tcp_set_addr(struct vfw_tcp_stack *s, const uint8_t mac[6],
                      uint32_t ip, uint16_t mtu);
 int vfw_tcp_wants(const struct vfw_tcp_stack *s, const uint8_t *frame,
                   size_t len);
+/* The same match, and what kind of frame it is (issue 33): CONN when the
+ * 4-tuple is a synchronized connection (ESTABLISHED onwards, TIME_WAIT
+ * included), SETUP when it is a listener's port or a connection still in
+ * its handshake (SYN_SENT, SYN_RCVD), NO when the frame is not ours. A
+ * SYN flood is all SETUP: the device admits SETUP frames into part of its
+ * input queue only, so a flood cannot crowd out the connections' segments.
+ * vfw_tcp_wants() is (vfw_tcp_wants_kind() != VFW_TCP_WANT_NO). */
+enum { VFW_TCP_WANT_NO = 0, VFW_TCP_WANT_SETUP = 1, VFW_TCP_WANT_CONN = 2 };
+int vfw_tcp_wants_kind(const struct vfw_tcp_stack *s, const uint8_t *frame,
+                       size_t len);
 
 #endif /* VFW_TCP_H */

@@ -1253,7 +1253,15 @@ static int fl_write(struct ep *a, struct ep *b, unsigned seed, uint32_t len)
     struct vfw_cqe_hw c;
     CHECK(cq_wait(&B, &A, &b->cq, &c));
     CHECK(c.wr_id == 0x3300 + seed && c.status == VFW_CQE_S_SUCCESS);
-    g_get(&A, &a->mr, 8000, got, len);
+    /* B's completion says its TCP took the bytes; A places them when its
+     * engine gets the segments, which may still wait in A's input queue
+     * behind a flood: as long as cq_wait would give it */
+    for (int i = 0; i < 2000; i++) {
+        g_get(&A, &a->mr, 8000, got, len);
+        if (memcmp(got, pat, len) == 0)
+            return 0;
+        pump(&B, &A, 1);
+    }
     CHECK(memcmp(got, pat, len) == 0);
     return 0;
 }
@@ -1355,6 +1363,60 @@ static int test_syn_flood_then_accept(void)
     return 0;
 }
 
+/* (b) again, with a flood faster than the device: on the wire in front of
+ * every frame B sends to A come FL_PER_FRAME SYNs, far more than A's
+ * input queue (256) drains per run (64), so A drops frames. The flood's
+ * must be the ones dropped: not one of the connection's segments is lost
+ * (B never retransmits) and every WRITE completes at once. */
+#define FL_PER_FRAME 64
+static unsigned g_fl_per_frame, g_fl_next;
+static void fl_frame_out(void *ctx, unsigned fn, const uint8_t *f, size_t n)
+{
+    for (unsigned k = 0; k < g_fl_per_frame; k++)
+        fl_syn(g_fl_next++);
+    sd_frame_out(ctx, fn, f, n);
+}
+
+static int test_syn_flood_outpaces_device(void)
+{
+    struct ep a, b;
+    CHECK(setup() == 0);
+    /* B's frames go out through the flooding wire */
+    static struct vfw_rnic_ops fl_ops;
+    fl_ops = sd_ops;
+    fl_ops.frame_out = fl_frame_out;
+    vfw_rnic_destroy(R2);
+    R2 = vfw_rnic_create(&fl_ops, &B, 0);
+    CHECK(R2);
+    B.r = R2;
+    vfw_rnic_set_mac(R2, 0, B.mac);
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_LISTEN };
+    d.u.listen.port = FL_PORT;
+    d.u.listen.backlog = FL_BACKLOG;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(fl_accept(&A, a.qp.id, &B, b.qp.id) == 0);
+    struct vfw_tcp_stats sb0, sb;
+    CHECK(vfw_rnic_tcp_stats(R2, 0, &sb0) == 0);
+    uint64_t drops0 = vfw_rnic_stat(R1, 1, VFW_RSTAT_RX_DROPS);
+    g_fl_per_frame = FL_PER_FRAME;
+    g_fl_next = 0;
+    for (unsigned k = 0; k < 20; k++) {
+        int rc = fl_write(&a, &b, k, 4000);
+        if (rc)
+            g_fl_per_frame = 0;
+        CHECK(rc == 0);
+    }
+    g_fl_per_frame = 0;
+    CHECK(g_fl_next >= 20 * 3 * FL_PER_FRAME);
+    CHECK(vfw_rnic_stat(R1, 1, VFW_RSTAT_RX_DROPS) > drops0);
+    CHECK(vfw_rnic_tcp_stats(R2, 0, &sb) == 0);
+    CHECK(sb.retrans == sb0.retrans && sb.timeouts == sb0.timeouts);
+    teardown();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct unit_test t[] = {
@@ -1377,6 +1439,7 @@ int main(int argc, char **argv)
         { "syn_flood_bounded", test_syn_flood_bounded },
         { "syn_flood_established_moves", test_syn_flood_established_moves },
         { "syn_flood_then_accept", test_syn_flood_then_accept },
+        { "syn_flood_outpaces_device", test_syn_flood_outpaces_device },
     };
     int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
                        teardown);

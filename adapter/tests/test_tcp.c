@@ -1275,7 +1275,9 @@ static int t_set_addr(void)
 }
 
 /* vfw_tcp_wants: listeners and conns (TIME_WAIT too) only; never reads past
- * len (every prefix is tested in an exact-size heap copy under ASan) */
+ * len (every prefix is tested in an exact-size heap copy under ASan).
+ * vfw_tcp_wants_kind: SETUP for a listener's or a handshake's frame, CONN
+ * for a synchronized conn's (the device's queue admission, issue 33). */
 static int t_wants(void)
 {
     setup(42);
@@ -1284,6 +1286,7 @@ static int t_wants(void)
     size_t n = tcp_frame(f, MAC_B, MAC_A, IP_A, IP_B, 40000, PORT, 1, 0,
                          VFW_TH_SYN, 1000, NULL, 0, NULL, 0);
     CHECK(vfw_tcp_wants(PB.s, f, n) == 1);
+    CHECK(vfw_tcp_wants_kind(PB.s, f, n) == VFW_TCP_WANT_SETUP);
     for (size_t k = 0; k <= n; k++) {
         uint8_t *cp = malloc(k ? k : 1);
         memcpy(cp, f, k);
@@ -1292,6 +1295,7 @@ static int t_wants(void)
         CHECK(w == (k >= 14 + 20 + 4));
     }
     CHECK(vfw_tcp_wants(PB.s, NULL, 0) == 0);
+    CHECK(vfw_tcp_wants_kind(PB.s, NULL, 0) == VFW_TCP_WANT_NO);
     uint8_t g[128];
     memcpy(g, f, n);
     g[0] = 0x04;                                   /* another MAC */
@@ -1328,14 +1332,17 @@ static int t_wants(void)
     a->p = &PA;
     int err;
     CHECK(vfw_tcp_connect(PA.s, IP_B, PORT, 40001, &CB, a, &err) != NULL);
-    CHECK(simwire_run(&W, done_connected, a, 10 * SIMWIRE_S));
-    simwire_advance(&W, SIMWIRE_MS);
     n = tcp_frame(f, MAC_A, MAC_B, IP_B, IP_A, PORT, 40001, 1, 0, VFW_TH_ACK,
                   1000, NULL, 0, NULL, 0);
+    CHECK(vfw_tcp_wants_kind(PA.s, f, n) == VFW_TCP_WANT_SETUP); /* SYN_SENT */
+    CHECK(simwire_run(&W, done_connected, a, 10 * SIMWIRE_S));
+    simwire_advance(&W, SIMWIRE_MS);
     CHECK(vfw_tcp_wants(PA.s, f, n) == 1);
+    CHECK(vfw_tcp_wants_kind(PA.s, f, n) == VFW_TCP_WANT_CONN);
     n = tcp_frame(g, MAC_A, MAC_B, IP_B, IP_A, PORT, 40002, 1, 0, VFW_TH_ACK,
                   1000, NULL, 0, NULL, 0);
     CHECK(vfw_tcp_wants(PA.s, g, n) == 0);
+    CHECK(vfw_tcp_wants_kind(PA.s, g, n) == VFW_TCP_WANT_NO);
     struct app *b = &PB.apps[0];
     b->close_on_eof = true;
     a->close_after_send = true;
@@ -1347,6 +1354,7 @@ static int t_wants(void)
     n = tcp_frame(f, MAC_A, MAC_B, IP_B, IP_A, PORT, 40001, 1, 0, VFW_TH_ACK,
                   1000, NULL, 0, NULL, 0);
     CHECK(vfw_tcp_wants(PA.s, f, n) == 1);         /* TIME_WAIT */
+    CHECK(vfw_tcp_wants_kind(PA.s, f, n) == VFW_TCP_WANT_CONN);
     teardown();
     return 0;
 }
@@ -1506,6 +1514,14 @@ static int t_syn_backlog(void)
     vfw_tcp_stats(s, &st);
     CHECK(g_synacks == 10 && g_rsts == 0);
     CHECK(st.half_open == 4 && st.syn_dropped == 6 && st.buf_bytes == 0);
+    /* a half-open conn's frames are SETUP for the device's queue */
+    {
+        uint8_t f[128];
+        size_t n = tcp_frame(f, MAC_B, MAC_A, IP_A + 16 + 9, IP_B, 2009,
+                             PORT, 9001, g_synack_iss[9] + 1, VFW_TH_ACK,
+                             65535, NULL, 0, NULL, 0);
+        CHECK(vfw_tcp_wants_kind(s, f, n) == VFW_TCP_WANT_SETUP);
+    }
     /* peers 0..5 were dropped: their ACK meets the listener → RST */
     hand_ack(s, PORT, 0);
     CHECK(g_rsts == 1 && g_accepts == 0);

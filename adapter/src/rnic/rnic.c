@@ -250,11 +250,15 @@ bool vfw_rnic_rx_frame(struct vfw_rnic *r, unsigned fn, const uint8_t *frame,
      * our own frames: learning may release a waiting SYN, and nothing may
      * be sent from inside the switch's delivery. */
     bool arp = frame[12] == 0x08 && frame[13] == 0x06;
-    if (!arp && !vfw_tcp_wants(fs->tcp, frame, len))
+    int kind = arp ? VFW_TCP_WANT_NO : vfw_tcp_wants_kind(fs->tcp, frame, len);
+    if (!arp && kind == VFW_TCP_WANT_NO)
         return false;
-    /* ARP may fill half the queue only: a flood of it must not crowd out
-     * the connections' segments */
-    if (fs->rxq_count >= (arp ? RNIC_RXQ_LEN / 2 : RNIC_RXQ_LEN)) {
+    /* ARP, and TCP frames of no synchronized connection (SYNs to a
+     * listener, handshakes: all of a SYN flood, issue 33), may fill half
+     * the queue only: a flood of either must not crowd out the
+     * established connections' segments, which may use all of it */
+    bool minor = arp || kind != VFW_TCP_WANT_CONN;
+    if (fs->rxq_count >= (minor ? RNIC_RXQ_LEN / 2 : RNIC_RXQ_LEN)) {
         rnic_stat(fs, VFW_RSTAT_RX_DROPS);
         return !arp;     /* ours, but no room: dropped (TCP retransmits) */
     }

@@ -852,10 +852,18 @@ void vfw_tcp_input(struct vfw_tcp_stack *s, const uint8_t *frame, size_t len)
  * at most the Ethernet, IP and the first 4 TCP header bytes, each only
  * after checking len; no checksum (the stack checks on input). A first
  * fragment whose ports match is ours too (the stack drops it) so the guest
- * never sees a segment of an offloaded connection.
+ * never sees a segment of an offloaded connection. vfw_tcp_wants_kind
+ * also says whether the 4-tuple is a synchronized connection (CONN) or
+ * only a listener's or a handshake's (SETUP): a SYN flood is all SETUP.
  */
 int vfw_tcp_wants(const struct vfw_tcp_stack *s, const uint8_t *frame,
                   size_t len)
+{
+    return vfw_tcp_wants_kind(s, frame, len) != VFW_TCP_WANT_NO;
+}
+
+int vfw_tcp_wants_kind(const struct vfw_tcp_stack *s, const uint8_t *frame,
+                       size_t len)
 {
     if (!s || !frame || len < VFW_ETH_HLEN + VFW_IP_HLEN)
         return 0;
@@ -875,6 +883,7 @@ int vfw_tcp_wants(const struct vfw_tcp_stack *s, const uint8_t *frame,
     struct vfw_tcp_stack *ms = (struct vfw_tcp_stack *)s; /* lookup only */
     const struct vfw_tcp_conn *c = toe_conn_lookup(ms, sip, sport, dport);
     if (c && c->lip == dip && memcmp(c->lmac, frame, 6) == 0)
-        return 1;
-    return cur && toe_find_listener(ms, dport) != NULL;
+        return toe_synchronized(c) ? VFW_TCP_WANT_CONN : VFW_TCP_WANT_SETUP;
+    return cur && toe_find_listener(ms, dport) ? VFW_TCP_WANT_SETUP
+                                               : VFW_TCP_WANT_NO;
 }
