@@ -7,8 +7,11 @@
  * sequence of operations: raw frames, well-formed segments with fuzzed
  * fields (valid checksums, sequence numbers near the live ones so the state
  * machine is reached), ARP frames, timer advances, and application calls
- * (send, close, abort, recv_resume, connect). Must never crash, leak, or
- * trip ASan/UBSan.
+ * (send, close, abort, recv_resume, connect). A second listener (PORT + 1,
+ * backlog 2, taken down and put up again with another backlog by the
+ * input) reaches the half-open bounds: SYNs beyond its backlog or at the
+ * table's max_conns drop the oldest half-open conn (issue 33). Must never
+ * crash, leak, or trip ASan/UBSan.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -199,6 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tu.ooo_max_ranges = 4;
     vfw_tcp_set_tunables(z.s, &tu);
     vfw_tcp_listen(z.s, PORT, acc, NULL);
+    vfw_tcp_listen_backlog(z.s, PORT + 1, 2, acc, NULL);
     /* Scripted handshake: SYN, (SYN-ACK captured), ACK. */
     uint8_t mssopt[8] = {2, 4, 0x05, 0xb4, 1, 3, 3, 7};
     size_t n = mk_seg(f, 1234, PORT, 5000, 0, VFW_TH_SYN, 65535, mssopt, 8,
@@ -255,7 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 3: { /* segment from another port: listener / no-conn paths */
             uint16_t sp = u16(&r);
-            uint16_t dp = (op & 8) ? PORT : u16(&r);
+            uint16_t dp = (op & 8) ? ((op & 64) ? PORT + 1 : PORT) : u16(&r);
             uint8_t flags = u8(&r);
             uint32_t seq = u32(&r), ack = u32(&r);
             if ((op & 16) && (flags & VFW_TH_ACK))
@@ -335,6 +339,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 7: { /* active open toward the fake peer */
             int e;
+            if (op & 32) {      /* or the second listener down and up */
+                vfw_tcp_unlisten(z.s, PORT + 1);
+                vfw_tcp_listen_backlog(z.s, PORT + 1, 1 + u8(&r) % 4, acc,
+                                       NULL);
+                break;
+            }
             vfw_tcp_connect(z.s, (op & 8) ? IP_P : u32(&r), u16(&r),
                             (op & 16) ? u16(&r) : 0, &ACB, NULL, &e);
             break;

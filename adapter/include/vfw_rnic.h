@@ -105,6 +105,14 @@ int vfw_rnic_get_quota(const struct vfw_rnic *r, unsigned vf,
                        struct vfw_aq_rdma_quota *q,
                        struct vfw_aq_rdma_quota *used);
 
+/* The counters and gauges of fn's offloaded TCP (vfw_tcp.h): connection
+ * buffer bytes, half-open connections. -ENOENT while fn has no IPv4
+ * address (no stack). For tests and the glue's diagnostics; the guest's
+ * view is the RSTAT registers. */
+struct vfw_tcp_stats;
+int vfw_rnic_tcp_stats(const struct vfw_rnic *r, unsigned fn,
+                       struct vfw_tcp_stats *st);
+
 /* Counters of function fn (enum vfw_rdma_stat), 64-bit. */
 uint64_t vfw_rnic_stat(const struct vfw_rnic *r, unsigned fn, unsigned stat);
 

@@ -86,6 +86,18 @@ uint64_t vfw_tcp_next_timer_ns(const struct vfw_tcp_stack *s);
 
 int vfw_tcp_listen(struct vfw_tcp_stack *s, uint16_t port,
                    vfw_tcp_accept_fn accept, void *listen_user);
+/* The same with a backlog (1..65536): the most half-open connections
+ * (SYN answered, handshake not complete) the listener keeps. A SYN
+ * beyond it drops the listener's oldest half-open connection silently
+ * (its peer's ACK then gets a RST); established connections are never
+ * touched. A half-open connection costs no buffers (they are allocated
+ * when the handshake completes) and is freed after tun.syn_retries
+ * SYN-ACK retransmissions. vfw_tcp_listen uses VFW_TCP_DEF_BACKLOG.
+ * vfw_tcp_unlisten drops the listener's half-open connections. */
+#define VFW_TCP_DEF_BACKLOG 128
+int vfw_tcp_listen_backlog(struct vfw_tcp_stack *s, uint16_t port,
+                           uint32_t backlog, vfw_tcp_accept_fn accept,
+                           void *listen_user);
 void vfw_tcp_unlisten(struct vfw_tcp_stack *s, uint16_t port);
 /* Active open; lport 0 picks an ephemeral port. Returns NULL and sets *err. */
 struct vfw_tcp_conn *vfw_tcp_connect(struct vfw_tcp_stack *s, uint32_t rip,
@@ -143,6 +155,15 @@ struct vfw_tcp_stats {
      * dropped because the bounded out-of-order queue was full, timeouts. */
     uint64_t malformed, ip_frags, arp_in, arp_out, conn_limit, ooo_dropped,
              timeouts;
+    /* Gauges (appended, issue 33): what the stack holds now, not totals.
+     * half_open: passive connections in SYN_RCVD (a SYN was answered, the
+     * handshake is not complete); buf_bytes: bytes of connection buffers
+     * allocated (send ring + receive buffer + record ring of each conn). */
+    uint64_t half_open, buf_bytes;
+    /* Half-open connections dropped to make room: a SYN beyond its
+     * listener's backlog, or any new connection at max_conns, displaces
+     * the oldest half-open one (counter). */
+    uint64_t syn_dropped;
 };
 void vfw_tcp_stats(const struct vfw_tcp_stack *s, struct vfw_tcp_stats *st);
 
@@ -196,8 +217,12 @@ int vfw_tcp_set_tunables(struct vfw_tcp_stack *s,
  *   conn stays valid (recv may still deliver) until the closed upcall.
  * - vfw_tcp_close() before the connection is established acts like
  *   vfw_tcp_abort() (no upcall).
- * - vfw_tcp_connect() errors: -ENOBUFS when max_conns are live, -EADDRINUSE,
+ * - vfw_tcp_connect() errors: -ENOBUFS when max_conns are live and none
+ *   is in TIME_WAIT or half-open (either yields its slot), -EADDRINUSE,
  *   -EINVAL. Zero-length records are accepted and send nothing.
+ * - A passive connection gets its buffers when the handshake completes,
+ *   just before the accept upcall; if they cannot be allocated it is
+ *   reset (RST) with no upcall (issue 33: a SYN costs no buffers).
  */
 
 /*
@@ -237,5 +262,15 @@ int vfw_tcp_set_addr(struct vfw_tcp_stack *s, const uint8_t mac[6],
                      uint32_t ip, uint16_t mtu);
 int vfw_tcp_wants(const struct vfw_tcp_stack *s, const uint8_t *frame,
                   size_t len);
+/* The same match, and what kind of frame it is (issue 33): CONN when the
+ * 4-tuple is a synchronized connection (ESTABLISHED onwards, TIME_WAIT
+ * included), SETUP when it is a listener's port or a connection still in
+ * its handshake (SYN_SENT, SYN_RCVD), NO when the frame is not ours. A
+ * SYN flood is all SETUP: the device admits SETUP frames into part of its
+ * input queue only, so a flood cannot crowd out the connections' segments.
+ * vfw_tcp_wants() is (vfw_tcp_wants_kind() != VFW_TCP_WANT_NO). */
+enum { VFW_TCP_WANT_NO = 0, VFW_TCP_WANT_SETUP = 1, VFW_TCP_WANT_CONN = 2 };
+int vfw_tcp_wants_kind(const struct vfw_tcp_stack *s, const uint8_t *frame,
+                       size_t len);
 
 #endif /* VFW_TCP_H */

@@ -9,6 +9,8 @@
 #include "check.h"
 #include "rnic_drv.h"
 #include "tcp/tcp_wire.h"
+#include "tcp_frame.h"
+#include "vfw_tcp.h"
 
 #define VFW_WQE_OP_RECV_ 0xff   /* test-only marker: an RQ entry */
 
@@ -1684,6 +1686,255 @@ static int test_graceful_close_flush_is_budgeted(void)
     return 0;
 }
 
+/* ---- issue 33: a SYN flood at a listener of the function --------------- */
+/* A's listener at FL_PORT (backlog FL_BACKLOG) with one connection from
+ * B accepted on it; a wire peer then sends FL_SYNS SYNs to the listener
+ * from many addresses and ports, FL_BATCH per run of the device (the
+ * engine's input queue holds 256), without ever completing a handshake.
+ * Each test below asserts one property of the function under the flood. */
+#define FL_PORT    7000
+#define FL_BACKLOG 4
+#define FL_SYNS    3000
+#define FL_BATCH   32
+
+/* B connects QP bq to A:FL_PORT; A accepts it on QP aq; both sides up. */
+static int fl_accept(struct side *a, uint32_t aq, struct side *b, uint32_t bq)
+{
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_CONNECT };
+    d.u.connect.qp = bq;
+    memcpy(d.u.connect.rip, (uint8_t[]){ 10, 0, 0, 1 }, 4);
+    d.u.connect.rport = FL_PORT;
+    memcpy(d.u.connect.dmac, a->mac, 6);
+    d.u.connect.ord = d.u.connect.ird = 4;
+    d.u.connect.mpa_rev = 2;
+    d.u.connect.flags = VFW_CONN_F_P2P;
+    d.u.connect.rtr_mask = g_rtr;
+    CHECK(cmd(b, &d) == VFW_RCMD_S_OK);
+    uint32_t cep_b = d.u.connect.cep;
+    struct vfw_eqe e;
+    CHECK(eq_wait(a, b, VFW_EQE_CONNECT_REQUEST, &e, NULL));
+    memset(&d, 0, sizeof(d));
+    d.opcode = VFW_RCMD_ACCEPT;
+    d.u.accept.cep = e.obj;
+    d.u.accept.qp = aq;
+    d.u.accept.ord = d.u.accept.ird = 4;
+    d.u.accept.flags = VFW_CONN_F_P2P;
+    d.u.accept.rtr_mask = g_rtr;
+    CHECK(cmd(a, &d) == VFW_RCMD_S_OK);
+    CHECK(eq_wait(a, b, VFW_EQE_ESTABLISHED, &e, NULL));
+    CHECK(eq_wait(b, a, VFW_EQE_CONNECT_REPLY, &e, NULL));
+    CHECK(e.status == VFW_CM_S_OK && e.obj == cep_b);
+    return 0;
+}
+
+static int fl_start(struct ep *a, struct ep *b)
+{
+    CHECK(setup() == 0);
+    CHECK(ep_make(a, &A) == 0);
+    CHECK(ep_make(b, &B) == 0);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_LISTEN };
+    d.u.listen.port = FL_PORT;
+    d.u.listen.backlog = FL_BACKLOG;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(fl_accept(&A, a->qp.id, &B, b->qp.id) == 0);
+    return 0;
+}
+
+/* SYN number i of the flood: source 10.9.x.y:port, a different address
+ * every SYN (65000 of them) and a different port every 7. */
+static void fl_syn(unsigned i)
+{
+    uint8_t f[128];
+    static const uint8_t smac[6] = { 0x02, 0, 0, 0, 0, 0x0f };
+    uint32_t sip = 0x0a090000u + 1 + (i * 40503u) % 65000u;
+    uint16_t sport = (uint16_t)(1024 + (i / 7) % 60000);
+    size_t n = tcp_frame(f, A.mac, smac, sip, A.ip, sport, FL_PORT,
+                         i * 2654435761u, 0, VFW_TH_SYN, 65535, NULL, 0,
+                         NULL, 0);
+    vfw_rnic_rx_frame(R1, 1, f, n);
+}
+
+/* B writes `len` bytes of pattern `seed` into A's MR with RDMA WRITE and
+ * the bytes are there when B's completion says so. */
+static int fl_write(struct ep *a, struct ep *b, unsigned seed, uint32_t len)
+{
+    uint8_t pat[4000], got[4000];
+    for (uint32_t k = 0; k < len; k++)
+        pat[k] = (uint8_t)(k * 31 + seed * 7 + 1);
+    g_put(&B, &b->mr, 200, pat, len);
+    struct vfw_wqe w;
+    sge_wqe(&w, 0x3300 + seed, VFW_WQE_OP_RDMA_WRITE, b->stag,
+            MR_IOVA + 200, len);
+    w.remote_stag = a->stag;
+    w.remote_addr = MR_IOVA + 8000;
+    post(&B, &b->qp, true, &w, 1);
+    struct vfw_cqe_hw c;
+    CHECK(cq_wait(&B, &A, &b->cq, &c));
+    CHECK(c.wr_id == 0x3300 + seed && c.status == VFW_CQE_S_SUCCESS);
+    /* B's completion says its TCP took the bytes; A places them when its
+     * engine gets the segments, which may still wait in A's input queue
+     * behind a flood: as long as cq_wait would give it */
+    for (int i = 0; i < 2000; i++) {
+        g_get(&A, &a->mr, 8000, got, len);
+        if (memcmp(got, pat, len) == 0)
+            return 0;
+        pump(&B, &A, 1);
+    }
+    CHECK(memcmp(got, pat, len) == 0);
+    return 0;
+}
+
+/* (a) The flood leaves the function's TCP holding the buffers of its one
+ * established connection and at most the listener's backlog of half-open
+ * ones; the quota's accounting does not move. */
+static int test_syn_flood_bounded(void)
+{
+    struct ep a, b;
+    CHECK(fl_start(&a, &b) == 0);
+    struct vfw_tcp_stats st0, st;
+    CHECK(vfw_rnic_tcp_stats(R1, 1, &st0) == 0);
+    CHECK(st0.buf_bytes > 0 && st0.half_open == 0);
+    for (unsigned i = 0; i < FL_SYNS; i++) {
+        fl_syn(i);
+        if ((i + 1) % FL_BATCH)
+            continue;
+        pump(&A, &B, 1);
+        CHECK(vfw_rnic_tcp_stats(R1, 1, &st) == 0);
+        CHECK(st.half_open <= FL_BACKLOG);
+        CHECK(st.buf_bytes == st0.buf_bytes);
+        CHECK(used_of(R1, 0).conn == 2);
+    }
+    /* every SYN had its own 4-tuple: all but the last FL_BACKLOG were
+     * dropped, and the guest's counter says so */
+    pump(&A, &B, 2);
+    CHECK(vfw_rnic_tcp_stats(R1, 1, &st) == 0);
+    CHECK(st.half_open == FL_BACKLOG && st.conn_limit == 0);
+    CHECK(st.syn_dropped == FL_SYNS - FL_BACKLOG);
+    CHECK(vfw_rnic_stat(R1, 1, VFW_RSTAT_SYN_DROPS) == st.syn_dropped);
+    CHECK(reg_r(&A, VFW_REG_RSTAT(VFW_RSTAT_SYN_DROPS)) ==
+          FL_SYNS - FL_BACKLOG);
+    /* the last ones go after their SYN-ACK retransmissions (63 s) */
+    for (int k = 0; k < 20; k++) {
+        sim_now += 4000000000ull;
+        pump(&A, &B, 1);
+    }
+    CHECK(vfw_rnic_tcp_stats(R1, 1, &st) == 0);
+    CHECK(st.half_open == 0 && st.buf_bytes == st0.buf_bytes);
+    CHECK(used_of(R1, 0).conn == 2);
+    teardown();
+    return 0;
+}
+
+/* (b) The established connection of the same function keeps moving data
+ * while the flood arrives and after it. */
+static int test_syn_flood_established_moves(void)
+{
+    struct ep a, b;
+    CHECK(fl_start(&a, &b) == 0);
+    unsigned writes = 0;
+    for (unsigned i = 0; i < FL_SYNS; i++) {
+        fl_syn(i);
+        if ((i + 1) % FL_BATCH)
+            continue;
+        pump(&A, &B, 1);
+        if ((i + 1) % (8 * FL_BATCH) == 0)
+            CHECK(fl_write(&a, &b, writes++, 4000) == 0);
+    }
+    CHECK(writes >= 10);
+    for (int k = 0; k < 20; k++) {      /* 2 s after the flood */
+        sim_now += 100000000ull;
+        pump(&A, &B, 1);
+    }
+    CHECK(fl_write(&a, &b, writes++, 4000) == 0);
+    teardown();
+    return 0;
+}
+
+/* (c) Once the flood stops and the device's clock moves on (2 s: less
+ * than the 63 s a half-open connection lives through its SYN-ACK
+ * retransmissions), a new connection to the listener is accepted and
+ * both connections carry data. */
+static int test_syn_flood_then_accept(void)
+{
+    struct ep a, b;
+    CHECK(fl_start(&a, &b) == 0);
+    for (unsigned i = 0; i < FL_SYNS; i++) {
+        fl_syn(i);
+        if ((i + 1) % FL_BATCH == 0)
+            pump(&A, &B, 1);
+    }
+    for (int k = 0; k < 20; k++) {
+        sim_now += 100000000ull;
+        pump(&A, &B, 1);
+    }
+    struct d_qp qa2, qb2;
+    CHECK(qp_make(&A, &qa2, a.pd, a.cq.id, a.cq.id, 16, 1) == VFW_RCMD_S_OK);
+    CHECK(qp_make(&B, &qb2, b.pd, b.cq.id, b.cq.id, 16, 1) == VFW_RCMD_S_OK);
+    CHECK(fl_accept(&A, qa2.id, &B, qb2.id) == 0);
+    CHECK(used_of(R1, 0).conn == 3);
+    CHECK(fl_write(&a, &b, 1, 4000) == 0);
+    struct ep b2 = b, a2 = a;
+    b2.qp = qb2;
+    a2.qp = qa2;
+    CHECK(fl_write(&a2, &b2, 2, 4000) == 0);
+    teardown();
+    return 0;
+}
+
+/* (b) again, with a flood faster than the device: on the wire in front of
+ * every frame B sends to A come FL_PER_FRAME SYNs, far more than A's
+ * input queue (256) drains per run (64), so A drops frames. The flood's
+ * must be the ones dropped: not one of the connection's segments is lost
+ * (B never retransmits) and every WRITE completes at once. */
+#define FL_PER_FRAME 64
+static unsigned g_fl_per_frame, g_fl_next;
+static void fl_frame_out(void *ctx, unsigned fn, const uint8_t *f, size_t n)
+{
+    for (unsigned k = 0; k < g_fl_per_frame; k++)
+        fl_syn(g_fl_next++);
+    sd_frame_out(ctx, fn, f, n);
+}
+
+static int test_syn_flood_outpaces_device(void)
+{
+    struct ep a, b;
+    CHECK(setup() == 0);
+    /* B's frames go out through the flooding wire */
+    static struct vfw_rnic_ops fl_ops;
+    fl_ops = sd_ops;
+    fl_ops.frame_out = fl_frame_out;
+    vfw_rnic_destroy(R2);
+    R2 = vfw_rnic_create(&fl_ops, &B, 0);
+    CHECK(R2);
+    B.r = R2;
+    vfw_rnic_set_mac(R2, 0, B.mac);
+    CHECK(ep_make(&a, &A) == 0);
+    CHECK(ep_make(&b, &B) == 0);
+    struct vfw_rcmd d = { .opcode = VFW_RCMD_LISTEN };
+    d.u.listen.port = FL_PORT;
+    d.u.listen.backlog = FL_BACKLOG;
+    CHECK(cmd(&A, &d) == VFW_RCMD_S_OK);
+    CHECK(fl_accept(&A, a.qp.id, &B, b.qp.id) == 0);
+    struct vfw_tcp_stats sb0, sb;
+    CHECK(vfw_rnic_tcp_stats(R2, 0, &sb0) == 0);
+    uint64_t drops0 = vfw_rnic_stat(R1, 1, VFW_RSTAT_RX_DROPS);
+    g_fl_per_frame = FL_PER_FRAME;
+    g_fl_next = 0;
+    for (unsigned k = 0; k < 20; k++) {
+        int rc = fl_write(&a, &b, k, 4000);
+        if (rc)
+            g_fl_per_frame = 0;
+        CHECK(rc == 0);
+    }
+    g_fl_per_frame = 0;
+    CHECK(g_fl_next >= 20 * 3 * FL_PER_FRAME);
+    CHECK(vfw_rnic_stat(R1, 1, VFW_RSTAT_RX_DROPS) > drops0);
+    CHECK(vfw_rnic_tcp_stats(R2, 0, &sb) == 0);
+    CHECK(sb.retrans == sb0.retrans && sb.timeouts == sb0.timeouts);
+    teardown();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct unit_test t[] = {
@@ -1710,6 +1961,10 @@ int main(int argc, char **argv)
         { "error_flush_is_budgeted", test_error_flush_is_budgeted },
         { "graceful_close_flush_is_budgeted",
           test_graceful_close_flush_is_budgeted },
+        { "syn_flood_bounded", test_syn_flood_bounded },
+        { "syn_flood_established_moves", test_syn_flood_established_moves },
+        { "syn_flood_then_accept", test_syn_flood_then_accept },
+        { "syn_flood_outpaces_device", test_syn_flood_outpaces_device },
     };
     int rc = run_tests("rnic", t, sizeof(t) / sizeof(t[0]), argc, argv,
                        teardown);

@@ -761,9 +761,12 @@ static int t_max_conns(void)
     setup_cfg(17, &ca, &cb);
     CHECK(vfw_tcp_listen(PB.s, PORT, cb_accept, &PB) == 0);
     struct app *x[4];
-    for (int i = 0; i < 3; i++)
+    /* one after the other: B's bound holds established conns; a half-open
+     * one would yield its slot to a newer SYN (t_syn_backlog) */
+    for (int i = 0; i < 3; i++) {
         x[i] = client(PORT);
-    simwire_advance(&W, SIMWIRE_S);
+        simwire_advance(&W, SIMWIRE_S);
+    }
     int ok = 0, refused = 0;
     for (int i = 0; i < 3; i++) {
         ok += x[i]->connected_n == 1 && x[i]->connected_err == 0;
@@ -1272,7 +1275,9 @@ static int t_set_addr(void)
 }
 
 /* vfw_tcp_wants: listeners and conns (TIME_WAIT too) only; never reads past
- * len (every prefix is tested in an exact-size heap copy under ASan) */
+ * len (every prefix is tested in an exact-size heap copy under ASan).
+ * vfw_tcp_wants_kind: SETUP for a listener's or a handshake's frame, CONN
+ * for a synchronized conn's (the device's queue admission, issue 33). */
 static int t_wants(void)
 {
     setup(42);
@@ -1281,6 +1286,7 @@ static int t_wants(void)
     size_t n = tcp_frame(f, MAC_B, MAC_A, IP_A, IP_B, 40000, PORT, 1, 0,
                          VFW_TH_SYN, 1000, NULL, 0, NULL, 0);
     CHECK(vfw_tcp_wants(PB.s, f, n) == 1);
+    CHECK(vfw_tcp_wants_kind(PB.s, f, n) == VFW_TCP_WANT_SETUP);
     for (size_t k = 0; k <= n; k++) {
         uint8_t *cp = malloc(k ? k : 1);
         memcpy(cp, f, k);
@@ -1289,6 +1295,7 @@ static int t_wants(void)
         CHECK(w == (k >= 14 + 20 + 4));
     }
     CHECK(vfw_tcp_wants(PB.s, NULL, 0) == 0);
+    CHECK(vfw_tcp_wants_kind(PB.s, NULL, 0) == VFW_TCP_WANT_NO);
     uint8_t g[128];
     memcpy(g, f, n);
     g[0] = 0x04;                                   /* another MAC */
@@ -1325,14 +1332,17 @@ static int t_wants(void)
     a->p = &PA;
     int err;
     CHECK(vfw_tcp_connect(PA.s, IP_B, PORT, 40001, &CB, a, &err) != NULL);
-    CHECK(simwire_run(&W, done_connected, a, 10 * SIMWIRE_S));
-    simwire_advance(&W, SIMWIRE_MS);
     n = tcp_frame(f, MAC_A, MAC_B, IP_B, IP_A, PORT, 40001, 1, 0, VFW_TH_ACK,
                   1000, NULL, 0, NULL, 0);
+    CHECK(vfw_tcp_wants_kind(PA.s, f, n) == VFW_TCP_WANT_SETUP); /* SYN_SENT */
+    CHECK(simwire_run(&W, done_connected, a, 10 * SIMWIRE_S));
+    simwire_advance(&W, SIMWIRE_MS);
     CHECK(vfw_tcp_wants(PA.s, f, n) == 1);
+    CHECK(vfw_tcp_wants_kind(PA.s, f, n) == VFW_TCP_WANT_CONN);
     n = tcp_frame(g, MAC_A, MAC_B, IP_B, IP_A, PORT, 40002, 1, 0, VFW_TH_ACK,
                   1000, NULL, 0, NULL, 0);
     CHECK(vfw_tcp_wants(PA.s, g, n) == 0);
+    CHECK(vfw_tcp_wants_kind(PA.s, g, n) == VFW_TCP_WANT_NO);
     struct app *b = &PB.apps[0];
     b->close_on_eof = true;
     a->close_after_send = true;
@@ -1344,7 +1354,273 @@ static int t_wants(void)
     n = tcp_frame(f, MAC_A, MAC_B, IP_B, IP_A, PORT, 40001, 1, 0, VFW_TH_ACK,
                   1000, NULL, 0, NULL, 0);
     CHECK(vfw_tcp_wants(PA.s, f, n) == 1);         /* TIME_WAIT */
+    CHECK(vfw_tcp_wants_kind(PA.s, f, n) == VFW_TCP_WANT_CONN);
     teardown();
+    return 0;
+}
+
+/* --------------------------------------------------- SYN flood (issue 33) */
+
+static const uint8_t MAC_F[6] = {0x02, 0, 0, 0, 0, 0x0f};   /* the flooder */
+
+/* SYN number i of a flood at B's port: a different source address every
+ * SYN (65000 of them), a different source port every 7. */
+static void flood_syn(struct vfw_tcp_stack *s, uint16_t port, unsigned i)
+{
+    uint8_t f[128];
+    uint32_t sip = 0x0a090000u + 1 + (i * 40503u) % 65000u;
+    uint16_t sport = (uint16_t)(1024 + (i / 7) % 60000);
+    size_t n = tcp_frame(f, MAC_B, MAC_F, sip, IP_B, sport, port,
+                         i * 2654435761u, 0, VFW_TH_SYN, 65535, NULL, 0,
+                         NULL, 0);
+    vfw_tcp_input(s, f, n);
+}
+
+/* B, sized like a function's stack (1024 conns of 256 KiB + 256 KiB),
+ * receives a bulk transfer from A on a connection its listener accepted
+ * while 5000 SYNs from 5000 addresses reach that listener. (a) B holds
+ * the buffers of the one connection only and at most the default backlog
+ * of half-open ones; (b) the transfer goes on during the flood and
+ * completes intact; (c) 2 s after it, less than the 63 s a half-open
+ * connection lives, a new connection is accepted. */
+static int t_syn_flood(void)
+{
+    struct vfw_tcp_config ca = cfg_for(0), cb = cfg_for(1);
+    cb.max_conns = 1024;
+    setup_cfg(33, &ca, &cb);
+    W.rate_bps = 1000000000ull;
+    W.delay_ns = 100000;
+    CHECK(vfw_tcp_listen(PB.s, PORT, cb_accept, &PB) == 0);
+    struct app *a = client(PORT);
+    CHECK(simwire_run(&W, done_connected, a, 10 * SIMWIRE_S));
+    CHECK(a->connected_err == 0);
+    simwire_advance(&W, SIMWIRE_MS);
+    CHECK(PB.napps == 1);
+    struct app *b = &PB.apps[0];
+    struct vfw_tcp_stats st0, st;
+    vfw_tcp_stats(PB.s, &st0);
+    CHECK(st0.half_open == 0 && st0.buf_bytes > 0);
+    a->tx_rng = b->rx_rng = 33;
+    a->rec_sz = 1460;
+    a->to_send = b->expect = 32u << 20;
+    app_pump(a);
+    uint64_t rx_before = b->received;
+    for (unsigned i = 0; i < 5000; i++) {
+        flood_syn(PB.s, PORT, i);
+        if ((i + 1) % 16)
+            continue;
+        simwire_advance(&W, 100000);
+        vfw_tcp_stats(PB.s, &st);
+        CHECK(st.half_open <= VFW_TCP_DEF_BACKLOG);           /* (a) */
+        CHECK(st.buf_bytes == st0.buf_bytes);                 /* (a) */
+    }
+    CHECK(b->received > rx_before + (1u << 20));              /* (b) */
+    g_x = a;
+    g_y = b;
+    CHECK(simwire_run(&W, done_transfer, NULL, 30 * SIMWIRE_S));
+    CHECK(b->received == b->expect && !b->rx_bad);           /* (b) */
+    simwire_advance(&W, 2 * SIMWIRE_S);
+    struct app *n = client(PORT);                             /* (c) */
+    CHECK(simwire_run(&W, done_connected, n, 10 * SIMWIRE_S));
+    CHECK(n->connected_err == 0);
+    simwire_advance(&W, SIMWIRE_MS);
+    CHECK(PB.napps == 2 && n->closed_n == 0);
+    teardown();
+    return 0;
+}
+
+/* A stack driven by hand: frames out are parsed for the SYN-ACKs (our ISS
+ * per peer port) and RSTs; the clock is g_hand_now. */
+static uint64_t g_hand_now = 5 * SIMWIRE_S;
+static uint32_t g_synack_iss[64];   /* by peer port - 2000 */
+static unsigned g_synacks, g_rsts;
+static uint64_t hand_now(void *o)
+{
+    (void)o;
+    return g_hand_now;
+}
+static void hand_out(void *o, const uint8_t *f, size_t len)
+{
+    (void)o;
+    if (len < 54 || vfw_ld_be16(f + 12) != 0x0800 || f[23] != 6)
+        return;
+    const uint8_t *th = f + 34;
+    uint16_t dport = vfw_ld_be16(th + 2);
+    if ((th[13] & (VFW_TH_SYN | VFW_TH_ACK)) == (VFW_TH_SYN | VFW_TH_ACK)) {
+        g_synacks++;
+        if (dport >= 2000 && dport < 2064)
+            g_synack_iss[dport - 2000] = vfw_ld_be32(th + 4);
+    }
+    if (th[13] & VFW_TH_RST)
+        g_rsts++;
+}
+
+static int g_accepts;
+static const struct vfw_tcp_cb *accept_count(struct vfw_tcp_conn *c,
+                                             void *u, void **cu)
+{
+    (void)c;
+    (void)u;
+    *cu = NULL;
+    g_accepts++;
+    return &CB;
+}
+
+/* Peer k (port 2000 + k, its own address) sends its SYN / completes the
+ * handshake with the ACK of our SYN-ACK. */
+static void hand_syn(struct vfw_tcp_stack *s, uint16_t port, unsigned k)
+{
+    uint8_t f[128];
+    size_t n = tcp_frame(f, MAC_B, MAC_A, IP_A + 16 + k,
+                         IP_B, (uint16_t)(2000 + k), port, 1000 * k, 0,
+                         VFW_TH_SYN, 65535, NULL, 0, NULL, 0);
+    vfw_tcp_input(s, f, n);
+}
+static void hand_ack(struct vfw_tcp_stack *s, uint16_t port, unsigned k)
+{
+    uint8_t f[128];
+    size_t n = tcp_frame(f, MAC_B, MAC_A, IP_A + 16 + k,
+                         IP_B, (uint16_t)(2000 + k), port, 1000 * k + 1,
+                         g_synack_iss[k] + 1, VFW_TH_ACK, 65535, NULL, 0,
+                         NULL, 0);
+    vfw_tcp_input(s, f, n);
+}
+
+static struct vfw_tcp_stack *hand_stack(uint32_t max_conns)
+{
+    struct vfw_tcp_env env = {.opaque = NULL, .frame_out = hand_out,
+                              .now_ns = hand_now};
+    struct vfw_tcp_config c = cfg_for(1);
+    c.max_conns = max_conns;
+    memset(g_synack_iss, 0, sizeof(g_synack_iss));
+    g_synacks = g_rsts = 0;
+    g_accepts = 0;
+    return vfw_tcp_stack_new(&env, &c);
+}
+
+/* The backlog bounds a listener's half-open conns; a SYN beyond it drops
+ * the oldest one (silently), whose late ACK then gets a RST; the newest
+ * ones complete. Half-open conns hold no buffers; a completed one does. */
+static int t_syn_backlog(void)
+{
+    struct vfw_tcp_stack *s = hand_stack(64);
+    CHECK(s);
+    CHECK(vfw_tcp_listen_backlog(s, PORT, 0, accept_count, NULL) ==
+          -EINVAL);
+    CHECK(vfw_tcp_listen_backlog(s, PORT, 4, accept_count, NULL) == 0);
+    struct vfw_tcp_stats st;
+    for (unsigned k = 0; k < 10; k++)
+        hand_syn(s, PORT, k);
+    vfw_tcp_stats(s, &st);
+    CHECK(g_synacks == 10 && g_rsts == 0);
+    CHECK(st.half_open == 4 && st.syn_dropped == 6 && st.buf_bytes == 0);
+    /* a half-open conn's frames are SETUP for the device's queue */
+    {
+        uint8_t f[128];
+        size_t n = tcp_frame(f, MAC_B, MAC_A, IP_A + 16 + 9, IP_B, 2009,
+                             PORT, 9001, g_synack_iss[9] + 1, VFW_TH_ACK,
+                             65535, NULL, 0, NULL, 0);
+        CHECK(vfw_tcp_wants_kind(s, f, n) == VFW_TCP_WANT_SETUP);
+    }
+    /* peers 0..5 were dropped: their ACK meets the listener → RST */
+    hand_ack(s, PORT, 0);
+    CHECK(g_rsts == 1 && g_accepts == 0);
+    /* peers 6..9 complete; each one gets its buffers then */
+    for (unsigned k = 6; k < 10; k++)
+        hand_ack(s, PORT, k);
+    vfw_tcp_stats(s, &st);
+    CHECK(g_accepts == 4 && g_rsts == 1);
+    CHECK(st.half_open == 0 && st.buf_bytes == 4ull * (256 + 256 + 64) * 1024);
+    /* a retransmitted SYN of a half-open conn makes no second one */
+    hand_syn(s, PORT, 20);
+    hand_syn(s, PORT, 20);
+    vfw_tcp_stats(s, &st);
+    CHECK(st.half_open == 1 && g_synacks == 12);
+    vfw_tcp_stack_free(s);
+    return 0;
+}
+
+/* At max_conns a half-open conn yields its slot to a newer SYN (of any
+ * listener) and to an active open; established conns never do: with the
+ * table full of them a SYN is refused (RST) and counted. */
+static int t_syn_table_full(void)
+{
+    struct vfw_tcp_stack *s = hand_stack(3);
+    CHECK(s);
+    CHECK(vfw_tcp_listen(s, PORT, accept_count, NULL) == 0);
+    CHECK(vfw_tcp_listen(s, PORT + 1, accept_count, NULL) == 0);
+    struct vfw_tcp_stats st;
+    hand_syn(s, PORT, 0);
+    hand_syn(s, PORT, 1);
+    hand_syn(s, PORT + 1, 2);
+    hand_syn(s, PORT + 1, 3);          /* table full: drops peer 0's */
+    vfw_tcp_stats(s, &st);
+    CHECK(st.half_open == 3 && st.syn_dropped == 1 && st.conn_limit == 0);
+    /* the function's own connect takes the next oldest slot (peer 1's) */
+    CHECK(vfw_tcp_neigh_set(s, IP_A, MAC_A) == 0);
+    struct app a = {0};
+    int err = 1;
+    struct vfw_tcp_conn *c = vfw_tcp_connect(s, IP_A, 9, 0, &CB, &a, &err);
+    CHECK(c && err == 0);
+    vfw_tcp_stats(s, &st);
+    CHECK(st.half_open == 2 && st.syn_dropped == 2);
+    /* peers 2 and 3 complete: three conns, none half-open */
+    hand_ack(s, PORT + 1, 2);
+    hand_ack(s, PORT + 1, 3);
+    CHECK(g_accepts == 2);
+    vfw_tcp_stats(s, &st);
+    CHECK(st.half_open == 0);
+    /* now a SYN finds no half-open conn to displace: refused */
+    unsigned rsts = g_rsts;
+    hand_syn(s, PORT, 4);
+    vfw_tcp_stats(s, &st);
+    CHECK(st.conn_limit == 1 && g_rsts == rsts + 1 && st.syn_dropped == 2);
+    vfw_tcp_abort(c);
+    vfw_tcp_stack_free(s);
+    return 0;
+}
+
+/* A half-open conn lives through tun.syn_retries SYN-ACK retransmissions
+ * (1 + 2 + 4 + 8 + 16 + 32 s by default), then its state is freed;
+ * unlisten drops the listener's half-open conns at once and a listener
+ * on the port again starts from an empty backlog. */
+static int t_syn_timeout_unlisten(void)
+{
+    struct vfw_tcp_stack *s = hand_stack(64);
+    CHECK(s);
+    CHECK(vfw_tcp_listen_backlog(s, PORT, 2, accept_count, NULL) == 0);
+    struct vfw_tcp_stats st;
+    hand_syn(s, PORT, 0);
+    hand_syn(s, PORT, 1);
+    uint64_t t0 = g_hand_now;
+    for (int i = 0; i < 200 && vfw_tcp_next_timer_ns(s) != UINT64_MAX; i++) {
+        g_hand_now = vfw_tcp_next_timer_ns(s);
+        vfw_tcp_poll(s);
+    }
+    vfw_tcp_stats(s, &st);
+    CHECK(st.half_open == 0 && st.timeouts == 2);
+    CHECK(g_synacks == 2 + 2 * 5);         /* 5 retransmissions each */
+    CHECK(g_hand_now - t0 == 63 * SIMWIRE_S);
+    /* a new SYN is answered as ever */
+    hand_syn(s, PORT, 2);
+    hand_syn(s, PORT, 3);
+    vfw_tcp_stats(s, &st);
+    CHECK(st.half_open == 2 && st.syn_dropped == 0);
+    vfw_tcp_unlisten(s, PORT);
+    vfw_tcp_stats(s, &st);
+    CHECK(st.half_open == 0 && vfw_tcp_next_timer_ns(s) == UINT64_MAX);
+    /* the late ACK finds neither conn nor listener: RST */
+    unsigned rsts = g_rsts;
+    hand_ack(s, PORT, 2);
+    CHECK(g_rsts == rsts + 1 && g_accepts == 0);
+    CHECK(vfw_tcp_listen_backlog(s, PORT, 1, accept_count, NULL) == 0);
+    hand_syn(s, PORT, 4);
+    hand_syn(s, PORT, 5);
+    vfw_tcp_stats(s, &st);
+    CHECK(st.half_open == 1 && st.syn_dropped == 1);
+    hand_ack(s, PORT, 5);
+    CHECK(g_accepts == 1);
+    vfw_tcp_stack_free(s);
     return 0;
 }
 
@@ -1371,6 +1647,10 @@ static const struct unit_test TESTS[] = {
     {"arp_passive", t_arp_passive},
     {"set_addr", t_set_addr},
     {"wants", t_wants},
+    {"syn_flood", t_syn_flood},
+    {"syn_backlog", t_syn_backlog},
+    {"syn_table_full", t_syn_table_full},
+    {"syn_timeout_unlisten", t_syn_timeout_unlisten},
 };
 
 static void cleanup_after_fail(void)

@@ -133,6 +133,12 @@ enum vfw_rdma_stat {
     VFW_RSTAT_RX_DROPS,         /* engine input queue full */
     VFW_RSTAT_DMA_ERR,          /* a ring/page-list/payload DMA failed */
     VFW_RSTAT_PROT_ERR,         /* STag/PD/bounds/rights check failed */
+    /* A half-open connection (SYN answered, handshake not complete) the
+     * engine dropped to make room for a newer one: a SYN beyond its
+     * listener's backlog, or the engine's connection table full. Counts
+     * SYN floods (issue 33); established connections are never dropped.
+     * Reads 0 on a device that does not count it. */
+    VFW_RSTAT_SYN_DROPS,
     VFW_RSTAT_COUNT
 };
 

@@ -141,6 +141,7 @@ static const struct rdma_stat_desc vfw_stat_descs[VFW_RSTAT_COUNT] = {
 	[VFW_RSTAT_RX_DROPS] = { .name = "rx_drops" },
 	[VFW_RSTAT_DMA_ERR] = { .name = "dma_err" },
 	[VFW_RSTAT_PROT_ERR] = { .name = "prot_err" },
+	[VFW_RSTAT_SYN_DROPS] = { .name = "syn_drops" },
 };
 
 static struct rdma_hw_stats *vfw_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -101,6 +101,12 @@ int rnic_tcp_attach(struct rnic_fn *fs, uint32_t ip, uint16_t mtu)
 
 void rnic_tcp_detach(struct rnic_fn *fs)
 {
+    /* the stack's counters that RSTAT shows carry on in the function's */
+    if (fs->tcp) {
+        struct vfw_tcp_stats st;
+        vfw_tcp_stats(fs->tcp, &st);
+        fs->stat[VFW_RSTAT_SYN_DROPS] += st.syn_dropped;
+    }
     vfw_tcp_stack_free(fs->tcp);
     fs->tcp = NULL;
 }
@@ -254,11 +260,15 @@ bool vfw_rnic_rx_frame(struct vfw_rnic *r, unsigned fn, const uint8_t *frame,
      * our own frames: learning may release a waiting SYN, and nothing may
      * be sent from inside the switch's delivery. */
     bool arp = frame[12] == 0x08 && frame[13] == 0x06;
-    if (!arp && !vfw_tcp_wants(fs->tcp, frame, len))
+    int kind = arp ? VFW_TCP_WANT_NO : vfw_tcp_wants_kind(fs->tcp, frame, len);
+    if (!arp && kind == VFW_TCP_WANT_NO)
         return false;
-    /* ARP may fill half the queue only: a flood of it must not crowd out
-     * the connections' segments */
-    if (fs->rxq_count >= (arp ? RNIC_RXQ_LEN / 2 : RNIC_RXQ_LEN)) {
+    /* ARP, and TCP frames of no synchronized connection (SYNs to a
+     * listener, handshakes: all of a SYN flood, issue 33), may fill half
+     * the queue only: a flood of either must not crowd out the
+     * established connections' segments, which may use all of it */
+    bool minor = arp || kind != VFW_TCP_WANT_CONN;
+    if (fs->rxq_count >= (minor ? RNIC_RXQ_LEN / 2 : RNIC_RXQ_LEN)) {
         rnic_stat(fs, VFW_RSTAT_RX_DROPS);
         return !arp;     /* ours, but no room: dropped (TCP retransmits) */
     }
@@ -430,6 +440,12 @@ uint64_t rnic_stat_get(const struct rnic_fn *fs, unsigned stat)
         vfw_engine_stats(fs->e, &st);
         v += stat == VFW_RSTAT_PROT_ERR ? st.prot_errors : st.dma_errors;
     }
+    /* the TCP counts the half-open connections it drops (issue 33) */
+    if (stat == VFW_RSTAT_SYN_DROPS && fs->tcp) {
+        struct vfw_tcp_stats st;
+        vfw_tcp_stats(fs->tcp, &st);
+        v += st.syn_dropped;
+    }
     return v;
 }
 
@@ -438,4 +454,13 @@ uint64_t vfw_rnic_stat(const struct vfw_rnic *r, unsigned fn, unsigned stat)
     if (!r || fn >= r->nfn || stat >= VFW_RSTAT_COUNT || !r->fn[fn])
         return 0;
     return rnic_stat_get(r->fn[fn], stat);
+}
+
+int vfw_rnic_tcp_stats(const struct vfw_rnic *r, unsigned fn,
+                       struct vfw_tcp_stats *st)
+{
+    if (!r || fn >= r->nfn || !st || !r->fn[fn] || !r->fn[fn]->tcp)
+        return -ENOENT;
+    vfw_tcp_stats(r->fn[fn]->tcp, st);
+    return 0;
 }

@@ -336,7 +336,12 @@ int rnic_cm_listen(struct rnic_fn *fs, uint32_t ip, uint16_t port,
     s->backlog = backlog;
     s->lip = ip;
     s->lport = port;
-    int rc = vfw_tcp_listen(fs->tcp, port, on_accept, s);
+    /* the backlog bounds both the unaccepted CONNECT_REQUESTs (pending,
+     * on_accept) and the half-open TCP connections a SYN makes, which
+     * hold no buffers and yield to newer SYNs (vfw_tcp.h): a flood costs
+     * the function at most `backlog` small structs, never a conn slot of
+     * its quota or an established connection (issue 33) */
+    int rc = vfw_tcp_listen_backlog(fs->tcp, port, backlog, on_accept, s);
     if (rc) {
         slot_free(fs, s);
         return rc;

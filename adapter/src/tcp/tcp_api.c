@@ -132,27 +132,51 @@ int vfw_tcp_set_tunables(struct vfw_tcp_stack *s,
 int vfw_tcp_listen(struct vfw_tcp_stack *s, uint16_t port,
                    vfw_tcp_accept_fn accept, void *listen_user)
 {
-    if (!port || !accept)
+    return vfw_tcp_listen_backlog(s, port, VFW_TCP_DEF_BACKLOG, accept,
+                                  listen_user);
+}
+
+int vfw_tcp_listen_backlog(struct vfw_tcp_stack *s, uint16_t port,
+                           uint32_t backlog, vfw_tcp_accept_fn accept,
+                           void *listen_user)
+{
+    if (!port || !accept || !backlog || backlog > 65536)
         return -EINVAL;
     if (toe_find_listener(s, port))
         return -EADDRINUSE;
     if (s->nlis >= MAX_LISTEN)
         return -ENOSPC;
-    s->lis[s->nlis].port = port;
-    s->lis[s->nlis].accept = accept;
-    s->lis[s->nlis].user = listen_user;
+    struct listener *l = &s->lis[s->nlis];
+    memset(l, 0, sizeof(*l));
+    l->port = port;
+    l->backlog = backlog;
+    l->accept = accept;
+    l->user = listen_user;
     s->nlis++;
     return 0;
 }
 
 void vfw_tcp_unlisten(struct vfw_tcp_stack *s, uint16_t port)
 {
-    for (unsigned i = 0; i < s->nlis; i++) {
-        if (s->lis[i].port == port) {
-            s->lis[i] = s->lis[--s->nlis];
-            return;
-        }
+    unsigned i = 0;
+    while (i < s->nlis && s->lis[i].port != port)
+        i++;
+    if (i == s->nlis)
+        return;
+    /* Its half-open conns go with it: nobody could accept them (the
+     * peer's ACK gets a RST either way) and they count against this
+     * listener only. One walk of the FIFO, each conn at most once;
+     * freeing a half-open conn makes no upcall, so lis[i] stays put. */
+    toe_stack_enter(s);
+    struct vfw_tcp_conn *c = s->syn_head;
+    while (c) {
+        struct vfw_tcp_conn *next = c->snext;
+        if (c->lport == port)
+            toe_conn_free(c);
+        c = next;
     }
+    s->lis[i] = s->lis[--s->nlis];
+    toe_stack_leave(s);
 }
 
 static bool lport_in_use(struct vfw_tcp_stack *s, uint16_t port)
@@ -220,7 +244,7 @@ struct vfw_tcp_conn *vfw_tcp_connect_tos(struct vfw_tcp_stack *s, uint32_t rip,
             goto out;
         }
     }
-    c = toe_conn_new(s, rip, rport, lport);
+    c = toe_conn_new(s, rip, rport, lport, true);
     if (!c) {
         e = -ENOBUFS;
         goto out;
@@ -427,6 +451,7 @@ void vfw_tcp_conn_addr(const struct vfw_tcp_conn *c, uint32_t *lip,
 void vfw_tcp_stats(const struct vfw_tcp_stack *s, struct vfw_tcp_stats *st)
 {
     *st = s->st;
+    st->half_open = s->nsyn;
 }
 
 uint32_t vfw_tcp_active_conns(const struct vfw_tcp_stack *s)

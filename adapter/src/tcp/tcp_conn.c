@@ -5,9 +5,12 @@
  * connection's life (failure, the peer's FIN, final release).
  *
  * Bounds: at most cfg.max_conns live connections (a TIME_WAIT one is
- * reaped to make room, else the attempt is refused and counted); each
- * conn's memory (snd_buf + rcv_buf + a ring of 64..16384 record ends) is
- * allocated once, here, at open. The 4-tuple hash and the ISNs (RFC 6528)
+ * reaped to make room, else the oldest half-open one is dropped, else the
+ * attempt is refused and counted); each conn's buffers (snd_buf + rcv_buf
+ * + a ring of 64..16384 record ends) are allocated once, here: at open for
+ * an active conn, when the handshake completes for a passive one (a SYN
+ * costs only the struct: issue 33). Half-open conns: see the SYN FIFO in
+ * tcp_internal.h. The 4-tuple hash and the ISNs (RFC 6528)
  * are keyed with tun.isn_secret (a splitmix mix, not SipHash yet: see
  * docs/adapter-tcp.md).
  *
@@ -15,14 +18,23 @@
  * freed while the stack is inside a call is parked on a zombie list and
  * released when the outermost call returns (toe_stack_leave).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tcp_internal.h"
 
+/* Bytes of buffers a conn holds (the stats' buf_bytes gauge). */
+static uint64_t conn_buf_bytes(const struct vfw_tcp_conn *c)
+{
+    return (c->sbuf ? c->sbuf_size : 0) + (c->rbuf ? c->rbuf_size : 0) +
+           (c->rec ? (uint64_t)c->rec_cap * sizeof(uint32_t) : 0);
+}
+
 void toe_conn_release(struct vfw_tcp_conn *c)
 {
+    c->s->st.buf_bytes -= conn_buf_bytes(c);
     free(c->sbuf);
     free(c->rbuf);
     free(c->rec);
@@ -61,6 +73,8 @@ void toe_conn_free(struct vfw_tcp_conn *c)
         s->conns = c->lnext;
     if (c->lnext)
         c->lnext->lprev = c->lprev;
+    if (c->in_synq)
+        toe_synq_unlink(c);
     s->nconns--;
     if (s->depth) {
         c->lnext = s->zombies;
@@ -102,17 +116,64 @@ static bool reap_time_wait(struct vfw_tcp_stack *s)
     return true;
 }
 
-struct vfw_tcp_conn *toe_conn_new(struct vfw_tcp_stack *s, uint32_t rip,
-                                  uint16_t rport, uint16_t lport)
+void toe_synq_add(struct vfw_tcp_conn *c, struct listener *l)
 {
-    if (s->nconns >= s->cfg.max_conns && !reap_time_wait(s)) {
-        s->st.conn_limit++;
-        return NULL;
-    }
-    struct vfw_tcp_conn *c = calloc(1, sizeof(*c));
+    struct vfw_tcp_stack *s = c->s;
+    c->in_synq = true;
+    c->snext = NULL;
+    c->sprev = s->syn_tail;
+    if (s->syn_tail)
+        s->syn_tail->snext = c;
+    else
+        s->syn_head = c;
+    s->syn_tail = c;
+    s->nsyn++;
+    l->nsyn++;
+}
+
+void toe_synq_unlink(struct vfw_tcp_conn *c)
+{
+    struct vfw_tcp_stack *s = c->s;
+    if (!c->in_synq)
+        return;
+    c->in_synq = false;
+    if (c->sprev)
+        c->sprev->snext = c->snext;
+    else
+        s->syn_head = c->snext;
+    if (c->snext)
+        c->snext->sprev = c->sprev;
+    else
+        s->syn_tail = c->sprev;
+    c->snext = c->sprev = NULL;
+    s->nsyn--;
+    /* vfw_tcp_unlisten drops a listener's half-open conns with it, so the
+     * listener of a conn in the FIFO is the one that counted it */
+    struct listener *l = toe_find_listener(s, c->lport);
+    if (l && l->nsyn)
+        l->nsyn--;
+}
+
+bool toe_synq_drop_oldest(struct vfw_tcp_stack *s, uint16_t lport)
+{
+    /* oldest first; the walk is bounded by the FIFO's length (nsyn <=
+     * max_conns) and is one step when one listener is flooded */
+    struct vfw_tcp_conn *c = s->syn_head;
+    while (c && lport && c->lport != lport)
+        c = c->snext;
     if (!c)
-        return NULL;
-    c->s = s;
+        return false;
+    /* silently: a RST would go to an address the flood may have forged,
+     * and a real peer learns of it from the RST its ACK gets */
+    s->st.syn_dropped++;
+    toe_conn_free(c);
+    return true;
+}
+
+/* The buffer sizes of a conn of this stack (allocated by toe_conn_bufs). */
+static void conn_buf_sizes(struct vfw_tcp_conn *c)
+{
+    struct vfw_tcp_stack *s = c->s;
     c->sbuf_size = s->cfg.snd_buf;
     c->rbuf_size = s->cfg.rcv_buf;
     c->rec_cap = s->cfg.snd_buf / 16;
@@ -120,11 +181,45 @@ struct vfw_tcp_conn *toe_conn_new(struct vfw_tcp_stack *s, uint32_t rip,
         c->rec_cap = 64;
     if (c->rec_cap > 16384)
         c->rec_cap = 16384;
-    c->sbuf = malloc(c->sbuf_size);
-    c->rbuf = malloc(c->rbuf_size);
-    c->rec = malloc(c->rec_cap * sizeof(uint32_t));
-    if (!c->sbuf || !c->rbuf || !c->rec) {
-        toe_conn_release(c);
+}
+
+int toe_conn_bufs(struct vfw_tcp_conn *c)
+{
+    if (c->sbuf)
+        return 0;
+    uint8_t *sb = malloc(c->sbuf_size);
+    uint8_t *rb = malloc(c->rbuf_size);
+    uint32_t *rec = malloc(c->rec_cap * sizeof(uint32_t));
+    if (!sb || !rb || !rec) {
+        free(sb);
+        free(rb);
+        free(rec);
+        return -ENOMEM;
+    }
+    c->sbuf = sb;
+    c->rbuf = rb;
+    c->rec = rec;
+    c->s->st.buf_bytes += conn_buf_bytes(c);
+    return 0;
+}
+
+struct vfw_tcp_conn *toe_conn_new(struct vfw_tcp_stack *s, uint32_t rip,
+                                  uint16_t rport, uint16_t lport, bool bufs)
+{
+    /* a half-open conn yields its slot to anything newer: to the
+     * function's own connect, and to a SYN (the flood's oldest go first) */
+    if (s->nconns >= s->cfg.max_conns && !reap_time_wait(s) &&
+        !toe_synq_drop_oldest(s, 0)) {
+        s->st.conn_limit++;
+        return NULL;
+    }
+    struct vfw_tcp_conn *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->s = s;
+    conn_buf_sizes(c);
+    if (bufs && toe_conn_bufs(c)) {
+        free(c);
         return NULL;
     }
     c->lip = s->cfg.ip;

@@ -598,6 +598,18 @@ static void conn_input(struct vfw_tcp_conn *c, struct seg *g)
             send_rst_for(s, g);
             return;
         }
+        if (c->passive) {
+            /* the handshake is complete: now the conn gets its buffers
+             * (a SYN alone never does, issue 33) */
+            toe_synq_unlink(c);
+            if (toe_conn_bufs(c)) {
+                toe_send_raw(s, c->rmac, c->rip, c->lport, c->rport,
+                             c->snd_nxt, 0, VFW_TH_RST, 0, NULL, 0, c, 0);
+                c->state = ST_CLOSED;
+                toe_try_free(c);
+                return;
+            }
+        }
         c->snd_una = g->ack;
         established(c, g);
         if (!c->passive) {
@@ -680,12 +692,19 @@ static void listen_input(struct vfw_tcp_stack *s, struct listener *l,
     }
     if (!(g->flags & VFW_TH_SYN))
         return;
-    struct vfw_tcp_conn *c = toe_conn_new(s, g->sip, g->sport, g->dport);
+    /* The listener's backlog bounds its half-open conns: beyond it the
+     * oldest one makes room (a flood displaces itself; see
+     * tcp_internal.h). l stays valid: dropping frees a conn, never a
+     * listener. */
+    if (l->nsyn >= l->backlog)
+        toe_synq_drop_oldest(s, l->port);
+    struct vfw_tcp_conn *c = toe_conn_new(s, g->sip, g->sport, g->dport,
+                                          false);
     if (!c) {
         send_rst_for(s, g);
         return;
     }
-    (void)l;
+    toe_synq_add(c, l);
     c->passive = true;
     memcpy(c->rmac, g->smac, 6);
     if (s->arp_passive)
@@ -833,10 +852,18 @@ void vfw_tcp_input(struct vfw_tcp_stack *s, const uint8_t *frame, size_t len)
  * at most the Ethernet, IP and the first 4 TCP header bytes, each only
  * after checking len; no checksum (the stack checks on input). A first
  * fragment whose ports match is ours too (the stack drops it) so the guest
- * never sees a segment of an offloaded connection.
+ * never sees a segment of an offloaded connection. vfw_tcp_wants_kind
+ * also says whether the 4-tuple is a synchronized connection (CONN) or
+ * only a listener's or a handshake's (SETUP): a SYN flood is all SETUP.
  */
 int vfw_tcp_wants(const struct vfw_tcp_stack *s, const uint8_t *frame,
                   size_t len)
+{
+    return vfw_tcp_wants_kind(s, frame, len) != VFW_TCP_WANT_NO;
+}
+
+int vfw_tcp_wants_kind(const struct vfw_tcp_stack *s, const uint8_t *frame,
+                       size_t len)
 {
     if (!s || !frame || len < VFW_ETH_HLEN + VFW_IP_HLEN)
         return 0;
@@ -856,6 +883,7 @@ int vfw_tcp_wants(const struct vfw_tcp_stack *s, const uint8_t *frame,
     struct vfw_tcp_stack *ms = (struct vfw_tcp_stack *)s; /* lookup only */
     const struct vfw_tcp_conn *c = toe_conn_lookup(ms, sip, sport, dport);
     if (c && c->lip == dip && memcmp(c->lmac, frame, 6) == 0)
-        return 1;
-    return cur && toe_find_listener(ms, dport) != NULL;
+        return toe_synchronized(c) ? VFW_TCP_WANT_CONN : VFW_TCP_WANT_SETUP;
+    return cur && toe_find_listener(ms, dport) ? VFW_TCP_WANT_SETUP
+                                               : VFW_TCP_WANT_NO;
 }

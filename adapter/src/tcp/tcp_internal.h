@@ -32,8 +32,18 @@
  * Bounds: every table has a fixed size (ARP_CACHE neighbours, MAX_LISTEN
  * listeners, MAX_OOO out-of-order ranges per connection, cfg.max_conns
  * connections). Memory is allocated only when the stack is made, when a
- * connection is made (snd_buf + rcv_buf + a record ring, tcp_conn.c) and
- * when vfw_tcp_set_addr() grows the transmit buffer; never per segment.
+ * connection is made (struct only), when it is synchronized (snd_buf +
+ * rcv_buf + a record ring, tcp_conn.c: at connect for an active open, at
+ * the handshake's last ACK for a passive one) and when vfw_tcp_set_addr()
+ * grows the transmit buffer; never per segment.
+ *
+ * Half-open connections (issue 33): a SYN to a listener costs the struct
+ * only, and there are at most the listener's backlog of them; they sit in
+ * one FIFO (syn_head..syn_tail, oldest first) so that a SYN beyond the
+ * backlog, or any new conn at max_conns, drops the oldest half-open one
+ * instead of being refused: a flood displaces only its own half-open
+ * connections, and a real peer's SYN after the flood always gets in. An
+ * established connection is never dropped for a SYN.
  */
 #ifndef VFW_TCP_INTERNAL_H
 #define VFW_TCP_INTERNAL_H
@@ -67,6 +77,8 @@ struct arp_ent {
 
 struct listener {
     uint16_t port;
+    uint32_t backlog;         /* most half-open conns at once */
+    uint32_t nsyn;            /* half-open conns now (in the SYN FIFO) */
     vfw_tcp_accept_fn accept;
     void *user;
 };
@@ -80,6 +92,9 @@ struct vfw_tcp_conn {
     struct vfw_tcp_conn *hnext;   /* hash chain */
     struct vfw_tcp_conn *lnext;   /* list of all conns (or zombies) */
     struct vfw_tcp_conn *lprev;
+    struct vfw_tcp_conn *snext;   /* SYN FIFO (half-open passive conns) */
+    struct vfw_tcp_conn *sprev;
+    bool in_synq;
     enum tstate state;
     uint32_t lip, rip;
     uint16_t lport, rport;
@@ -138,7 +153,10 @@ struct vfw_tcp_stack {
     uint32_t hmask;
     struct vfw_tcp_conn *conns;   /* all live conns */
     struct vfw_tcp_conn *zombies; /* freed while depth > 0 */
+    struct vfw_tcp_conn *syn_head;  /* half-open conns, oldest first */
+    struct vfw_tcp_conn *syn_tail;
     uint32_t nconns;
+    uint32_t nsyn;                  /* conns in the SYN FIFO */
     uint32_t depth;
     uint16_t ip_id;
     uint16_t eph_next;
@@ -225,9 +243,23 @@ void toe_conn_free(struct vfw_tcp_conn *c);
 struct vfw_tcp_conn *toe_conn_lookup(struct vfw_tcp_stack *s, uint32_t rip,
                                      uint16_t rport, uint16_t lport);
 struct listener *toe_find_listener(struct vfw_tcp_stack *s, uint16_t port);
-/* A new conn in the table (state CLOSED), or NULL at max_conns / ENOMEM. */
+/* A new conn in the table (state CLOSED), or NULL at max_conns / ENOMEM.
+ * At max_conns a TIME_WAIT conn is reaped, else the oldest half-open one
+ * dropped. With bufs false the buffers wait for toe_conn_bufs (passive
+ * opens: a SYN must not cost them). */
 struct vfw_tcp_conn *toe_conn_new(struct vfw_tcp_stack *s, uint32_t rip,
-                                  uint16_t rport, uint16_t lport);
+                                  uint16_t rport, uint16_t lport, bool bufs);
+/* Allocate a conn's send ring, receive buffer and record ring (once);
+ * -ENOMEM on failure (the conn is unchanged). */
+int toe_conn_bufs(struct vfw_tcp_conn *c);
+/* A passive conn in SYN_RCVD joins the SYN FIFO of the stack and counts
+ * against listener l's backlog; it leaves when it is synchronized or
+ * freed. */
+void toe_synq_add(struct vfw_tcp_conn *c, struct listener *l);
+void toe_synq_unlink(struct vfw_tcp_conn *c);
+/* Drop the oldest half-open conn (of port lport; 0: of any listener).
+ * False if there is none. */
+bool toe_synq_drop_oldest(struct vfw_tcp_stack *s, uint16_t lport);
 /* Free a CLOSED conn the user no longer holds. */
 void toe_try_free(struct vfw_tcp_conn *c);
 /* The connection failed (RST, timeout): one upcall, then free. */
