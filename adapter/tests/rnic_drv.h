@@ -160,9 +160,8 @@ static void drv_start(struct side *s)
     s->eq_cons = 0;
 }
 
-/* Run one command; *d gets the written-back descriptor. Returns the
- * status, or -1 if the device never completed it. */
-static int cmd(struct side *s, struct vfw_rcmd *d)
+/* Put a command in the ring without ringing or running; its address. */
+static uint64_t cmd_put(struct side *s, struct vfw_rcmd *d)
 {
     uint64_t a = s->rcq + (uint64_t)s->rcq_tail * VFW_RCQ_DESC_SIZE;
     d->cookie = ++s->cookie;
@@ -170,6 +169,14 @@ static int cmd(struct side *s, struct vfw_rcmd *d)
     d->status = 0;
     memcpy(gm(s, a), d, sizeof(*d));
     s->rcq_tail = (s->rcq_tail + 1) % 16;
+    return a;
+}
+
+/* Run one command; *d gets the written-back descriptor. Returns the
+ * status, or -1 if the device never completed it. */
+static int cmd(struct side *s, struct vfw_rcmd *d)
+{
+    uint64_t a = cmd_put(s, d);
     reg_w(s, VFW_REG_RCQ_TAIL, s->rcq_tail);
     for (int i = 0; i < 50; i++) {
         vfw_rnic_run(s->r);

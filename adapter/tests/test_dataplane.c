@@ -9,6 +9,7 @@
 
 #include "vfw_admin.h"
 #include "vfw_dataplane.h"
+#include "dp_host.h"
 #include "vswitch.h"
 
 static int passed, failed;
@@ -53,26 +54,6 @@ static void t_timer(void *ctx, unsigned fn, uint64_t when)
     if (fn < VFW_DP_NUM_FN) {
         timer_at[fn] = when;
     }
-}
-
-/* The host's bottom half: TX of the rings is the data path's run, which
- * it asks for (kick); host_run() runs it as the host would, after the
- * register write or timer that asked. */
-static bool kicked;
-static void t_kick(void *ctx) { (void)ctx; kicked = true; }
-
-static void host_run(struct vfw_dp *dp)
-{
-    for (unsigned i = 0; i < 64 && kicked; i++) {
-        kicked = false;
-        vfw_dp_run(dp);
-    }
-}
-
-static void dp_timer(struct vfw_dp *dp, unsigned fn)
-{
-    vfw_dp_timer(dp, fn);
-    host_run(dp);
 }
 
 static const struct vfw_dp_ops ops = {

@@ -1427,17 +1427,6 @@ static void big_ring_in(struct side *s, struct big_qp *q, uint32_t n)
     big_ring_in_q(s, q, n, true);
 }
 
-/* Put a command in the ring without ringing or running; its address. */
-static uint64_t cmd_put(struct side *s, struct vfw_rcmd *d)
-{
-    uint64_t a = s->rcq + (uint64_t)s->rcq_tail * VFW_RCQ_DESC_SIZE;
-    d->cookie = ++s->cookie;
-    d->flags = 0;
-    d->status = 0;
-    memcpy(gm(s, a), d, sizeof(*d));
-    s->rcq_tail = (s->rcq_tail + 1) % 16;
-    return a;
-}
 
 static bool cmd_done(struct side *s, uint64_t a, uint16_t *status)
 {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "vfw_dataplane.h"
+#include "dp_host.h"
 #include "vfw_uplink.h"
 #include "vfwarp/vfwarp_admin.h"
 
@@ -124,26 +125,6 @@ static void t_timer(void *ctx, unsigned fn, uint64_t w)
     }
 }
 static void t_uplink_timer(void *ctx, uint64_t w) { (void)ctx; uplink_timer_at = w; }
-
-/* The host's bottom half: TX of the rings is the data path's run, which
- * it asks for (kick); host_run() runs it as the host would, after the
- * register write or timer that asked. */
-static bool kicked;
-static void t_kick(void *ctx) { (void)ctx; kicked = true; }
-
-static void host_run(struct vfw_dp *dp)
-{
-    for (unsigned i = 0; i < 64 && kicked; i++) {
-        kicked = false;
-        vfw_dp_run(dp);
-    }
-}
-
-static void dp_timer(struct vfw_dp *dp, unsigned fn)
-{
-    vfw_dp_timer(dp, fn);
-    host_run(dp);
-}
 
 static const struct vfw_dp_ops ops = {
     .kick = t_kick,
