@@ -12,15 +12,21 @@
 #                           source package is downloaded once, cut down to
 #                           this and deleted)
 #   out/<key>/siw.ko        key = hash(this script, the patch) + kver +
-#                           package version + image
+#   out/<key>/accept-fixed/siw.ko   package version + image
 #
-# One fix is applied to the source (lab/siw-accept-before-reply.patch): siw's
-# accept sent the MPA reply before it gave the socket to the QP, so a first
-# FPDU that the peer sent at once could land on the CM's data_ready, which
-# ignores data in RDMA mode, and was never read (tests/lab/test_siw.py: under
-# load about one rping in three stalled with the 40 bytes of the client's
-# first SEND unread in the server's socket, every byte acked).
-# Output: build/guest/modules/siw.ko (shared into every host at /mnt/vfwarp).
+# Two builds of the same source. siw.ko is Debian's source as it is: the peer
+# a tenant meets in the field, used wherever vfwarp's RNIC faces siw
+# (tests/lab/test_verbs_interop.py, the benchmark). accept-fixed/siw.ko has
+# one fix (lab/siw-accept-before-reply.patch), for the siw-to-siw test of the
+# PF netdev (tests/lab/test_siw.py), where both ends are siw: its accept sends
+# the MPA reply before it gives the socket to the QP, so a first FPDU that
+# the peer sends at once can land on the CM's data_ready, which ignores data
+# in RDMA mode, and is never read (under load about one rping in three
+# stalled so, the 40 bytes of the client's first SEND unread in the server's
+# socket, every byte acked). vfwarp's RNIC, as initiator, waits a little
+# before its first FPDU for that reason (RNIC_INITIATOR_SETTLE_NS).
+# Output: build/guest/modules/siw.ko and build/guest/modules/siw-accept-fixed/
+# siw.ko (shared into every host at /mnt/vfwarp).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -51,10 +57,12 @@ key=$( { vfw_hash_paths lab/build-siw.sh lab/siw-accept-before-reply.patch; echo
 cached="$work/out/$key"
 
 install_outputs() {
+  mkdir -p "$out/siw-accept-fixed"
   cp "$cached/siw.ko" "$out/siw.ko"
-  echo "siw up to date (cache key $key, kernel $kver, source linux $pkgver): $out/siw.ko"
+  cp "$cached/accept-fixed/siw.ko" "$out/siw-accept-fixed/siw.ko"
+  echo "siw up to date (cache key $key, kernel $kver, source linux $pkgver): $out/siw.ko, $out/siw-accept-fixed/siw.ko"
 }
-if [ -f "$cached/siw.ko" ]; then install_outputs; exit 0; fi
+if [ -f "$cached/siw.ko" ] && [ -f "$cached/accept-fixed/siw.ko" ]; then install_outputs; exit 0; fi
 
 exec 9>"$work/lock"
 flock 9
@@ -92,23 +100,32 @@ if [ ! -f "$src/.done" ]; then
   touch "$src/.done"
 fi
 
-step "Building siw.ko for guest kernel $kver (source linux $pkgver)"
+# build_siw DIR [PATCH]: siw.ko of the source (with PATCH applied) in DIR.
+build_siw() {
+  local bld=$1 patch=${2:-}
+  rm -rf "$bld"; mkdir -p "$bld"
+  cp "$src/siw/"*.[ch] "$bld/"
+  if [ -n "$patch" ]; then
+    patch -d "$bld" -p1 --no-backup-if-mismatch --forward -s <"$patch" ||
+      die "$patch does not apply to linux $pkgver"
+  fi
+  # Kbuild from the upstream Makefile, with the config symbol forced to m, so
+  # the object list is the kernel's own rather than a copy here.
+  sed 's/^obj-\$(CONFIG_RDMA_SIW)[[:space:]]*+=/obj-m :=/' "$src/siw/Makefile" >"$bld/Kbuild"
+  grep -q '^obj-m := siw.o' "$bld/Kbuild" || die "unexpected siw Makefile: $(cat "$src/siw/Makefile")"
+  with_progress "make" in_root_with "$bld" make -C "/lib/modules/$kver/build" M=/mnt/build modules \
+    >"$bld/build.log" 2>&1 || { cat "$bld/build.log"; die "siw failed to build"; }
+  if grep -i warning "$bld/build.log"; then die "siw: the module build has warnings (see above)"; fi
+}
+
+step "Building siw.ko for guest kernel $kver (source linux $pkgver), as is and accept-fixed"
 t0=$SECONDS
 bld="$work/build-$key"
-rm -rf "$bld"; mkdir -p "$bld"
-cp "$src/siw/"*.[ch] "$bld/"
-patch -d "$bld" -p1 --no-backup-if-mismatch --forward -s \
-  <"$VFW_TOP/lab/siw-accept-before-reply.patch" || die "lab/siw-accept-before-reply.patch does not apply to linux $pkgver"
-# Kbuild from the upstream Makefile, with the config symbol forced to m, so
-# the object list is the kernel's own rather than a copy here.
-sed 's/^obj-\$(CONFIG_RDMA_SIW)[[:space:]]*+=/obj-m :=/' "$src/siw/Makefile" >"$bld/Kbuild"
-grep -q '^obj-m := siw.o' "$bld/Kbuild" || die "unexpected siw Makefile: $(cat "$src/siw/Makefile")"
-with_progress "make" in_root_with "$bld" make -C "/lib/modules/$kver/build" M=/mnt/build modules \
-  >"$bld/build.log" 2>&1 || { cat "$bld/build.log"; die "siw failed to build"; }
-grep -i warning "$bld/build.log" && die "siw: the module build has warnings (see above)"
+build_siw "$bld"
+build_siw "$bld-fixed" "$VFW_TOP/lab/siw-accept-before-reply.patch"
 echo "    built in $((SECONDS - t0)) s"
-mkdir -p "$cached"
-cp "$bld/siw.ko" "$bld/build.log" "$cached/"
-cp "$src/sources.sha256" "$cached/"
-rm -rf "$bld"
+mkdir -p "$cached/accept-fixed"
+cp "$bld/siw.ko" "$bld/build.log" "$src/sources.sha256" "$cached/"
+cp "$bld-fixed/siw.ko" "$bld-fixed/build.log" "$cached/accept-fixed/"
+rm -rf "$bld" "$bld-fixed"
 install_outputs

@@ -55,7 +55,9 @@ def rping(lab, server, client, count=10):
     had such a stall, in its accept: the MPA reply left before the socket was
     the QP's, and a first FPDU arriving in between was never read (about one
     rping in three under load: the server's Recv-Q held the client's 40-byte
-    first SEND, every byte acked); lab/build-siw.sh applies the fix."""
+    first SEND, every byte acked): this test loads the build with the fix
+    (lib/siw.py SIW_FIXED_KO, lab/build-siw.sh), vfwarp's interop tests
+    Debian's source as is."""
     a = siw_addr(server)
     clog = "/tmp/rping-c.log"
 

@@ -23,7 +23,7 @@ import pytest
 
 from lib.perftest import BW_LINE, PERF_PORT, RPING_PORT, check_bw_lines, check_rping_data
 from lib.pf import MODS, VF_KOS, require_modules
-from lib.siw import SIW, SIW_UP, modules, siw_down, unload_new
+from lib.siw import SIW, SIW_KO, SIW_UP, modules, siw_down, unload_new
 from lib.vf import addr, nsx, unload_all, vfs_up
 from lib.wait import server_log, start_server
 
@@ -38,12 +38,12 @@ ITERS = 100
 @contextlib.contextmanager
 def siw_peer(lab):
     """h1: VFs with vfwarp; h2: VFs as plain netdevs (rdma=0), siw0 on VF0."""
-    require_modules("vfwarp_pf.ko", *VF_KOS, "siw.ko", make="make modules siw")
+    require_modules("vfwarp_pf.ko", *VF_KOS, SIW_KO, make="make modules siw")
     before = modules(lab, "h2")
     try:
         with vfs_up(lab, ("h1",)), vfs_up(lab, ("h2",), vf_args="rdma=0"):
             assert not lab.ssh("h2", "ls /sys/class/infiniband", check=False).stdout.strip()
-            out = lab.ssh("h2", SIW_UP % {"mods": MODS, "siw": SIW, "nd": "vfeth",
+            out = lab.ssh("h2", SIW_UP % {"mods": MODS, "ko": SIW_KO, "siw": SIW, "nd": "vfeth",
                                           "nsx": "ip netns exec vf0"}, timeout=300).stdout
             assert "state ACTIVE" in out and "iWARP" in out and "PORT_ACTIVE" in out, out
             # the netdev shows only from its own namespace
