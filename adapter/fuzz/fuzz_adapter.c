@@ -106,14 +106,26 @@ static void host_op(unsigned fn, bool device_work)
 
 static bool fail_this;
 
-static int h_read(void *c, unsigned fn, uint64_t a, void *b, size_t n)
+/* One DMA of n bytes at a as function fn: the guest's memory there, or
+ * NULL when it fails (out of range, or failed on purpose by the input). */
+static uint8_t *h_dma(unsigned fn, uint64_t a, size_t n)
 {
     uint8_t *p = at(a, n);
 
-    (void)c;
     host_op(fn, true);
     if (fail_this || !p) {
         fail_this = false;
+        return NULL;
+    }
+    return p;
+}
+
+static int h_read(void *c, unsigned fn, uint64_t a, void *b, size_t n)
+{
+    uint8_t *p = h_dma(fn, a, n);
+
+    (void)c;
+    if (!p) {
         return -1;
     }
     memcpy(b, p, n);
@@ -122,12 +134,10 @@ static int h_read(void *c, unsigned fn, uint64_t a, void *b, size_t n)
 
 static int h_write(void *c, unsigned fn, uint64_t a, const void *b, size_t n)
 {
-    uint8_t *p = at(a, n);
+    uint8_t *p = h_dma(fn, a, n);
 
     (void)c;
-    host_op(fn, true);
-    if (fail_this || !p) {
-        fail_this = false;
+    if (!p) {
         return -1;
     }
     memcpy(p, b, n);
