@@ -213,6 +213,13 @@ int vsw_fdb_lookup_static(const vsw_switch *sw, const uint8_t mac[6],
                           uint16_t vid);
 /* Ask the data path to drop all learned entries (done on its next call). */
 void vsw_fdb_flush_learned(vsw_switch *sw);
+/* The learned table's state, read by the data path's thread (or with it
+ * stopped): a full table (a MAC flood on the wire) learns nothing new until
+ * its oldest entry ages out; `not_learned` counts the addresses refused. */
+typedef struct vsw_learn_stats {
+    uint64_t entries, max, not_learned, compactions;
+} vsw_learn_stats;
+void vsw_fdb_learn_stats(const vsw_switch *sw, vsw_learn_stats *st);
 
 /* ---------------------------------------------------------------------- */
 /* ACL                                                                      */

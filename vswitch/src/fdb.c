@@ -77,6 +77,7 @@ void vsw_learn_flush(vsw_learn *l)
 {
     memset(l->e, 0, (l->mask + 1) * sizeof(vsw_learn_ent));
     l->n = 0;
+    l->full_until = 0;
 }
 
 int vsw_learn_find(const vsw_learn *l, uint64_t key, uint64_t now, uint64_t age)
@@ -92,18 +93,24 @@ int vsw_learn_find(const vsw_learn *l, uint64_t key, uint64_t now, uint64_t age)
     }
 }
 
-/* Rebuild without expired entries (when the table is full). */
+/* Rebuild without expired entries (when the table is full). When it stays
+ * full, note when its oldest live entry can expire: until then no address
+ * can be learned and vsw_learn_update refuses without a compaction. */
 static void learn_compact(vsw_learn *l, uint64_t now, uint64_t age)
 {
     size_t cap = l->mask + 1;
     vsw_learn_ent *old = malloc(cap * sizeof(*old));
     if (!old)
         return;
+    l->compactions++;
     memcpy(old, l->e, cap * sizeof(*old));
     vsw_learn_flush(l);
+    uint64_t oldest = UINT64_MAX;
     for (size_t j = 0; j < cap; j++) {
         if (!old[j].key || (now >= old[j].seen && now - old[j].seen > age))
             continue;
+        if (old[j].seen < oldest)
+            oldest = old[j].seen;
         for (size_t i = vsw_hash64(old[j].key) & l->mask;; i = (i + 1) & l->mask)
             if (!l->e[i].key) {
                 l->e[i] = old[j];
@@ -112,6 +119,10 @@ static void learn_compact(vsw_learn *l, uint64_t now, uint64_t age)
             }
     }
     free(old);
+    /* entries are only refreshed (seen grows), so none expires sooner; an
+     * entry seen "in the future" (a clock step back) expires at once */
+    l->full_until = l->n >= l->max && oldest != UINT64_MAX && oldest <= now &&
+                    oldest + age > oldest ? oldest + age + 1 : 0;
 }
 
 void vsw_learn_update(vsw_learn *l, uint64_t key, unsigned port, uint64_t now,
@@ -130,13 +141,21 @@ void vsw_learn_update(vsw_learn *l, uint64_t key, unsigned port, uint64_t now,
         }
         if (l->n < l->max)
             break;
+        if (pass == 0 && now < l->full_until && now >= l->full_until - age - 1) {
+            l->not_learned++;               /* still full: nothing expired */
+            return;
+        }
         if (pass == 0)
             learn_compact(l, now, age);
-        else
-            return;                         /* full of live entries */
+        else {
+            l->not_learned++;               /* full of live entries */
+            return;
+        }
     }
-    if (l->n >= l->max)
+    if (l->n >= l->max) {
+        l->not_learned++;
         return;
+    }
     for (size_t i = vsw_hash64(key) & l->mask;; i = (i + 1) & l->mask)
         if (!l->e[i].key) {
             l->e[i].key = key;

@@ -279,6 +279,14 @@ void vsw_fdb_flush_learned(vsw_switch *sw)
     atomic_store_explicit(&sw->flush_learned, 1, memory_order_release);
 }
 
+void vsw_fdb_learn_stats(const vsw_switch *sw, vsw_learn_stats *st)
+{
+    st->entries = sw->learned.n;
+    st->max = sw->learned.max;
+    st->not_learned = sw->learned.not_learned;
+    st->compactions = sw->learned.compactions;
+}
+
 /* ---- ports ---- */
 static void derive_flags(vsw_ports *p, unsigned i);
 static void derive_member(vsw_portset *m, const vsw_port_cfg *c, unsigned i);

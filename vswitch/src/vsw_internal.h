@@ -313,6 +313,14 @@ typedef struct vsw_learn_ent { uint64_t key; uint64_t seen; uint16_t port; } vsw
 typedef struct vsw_learn {         /* data-path-owned learned table         */
     size_t         mask, n, max;
     vsw_learn_ent *e;
+    /* Full of live entries: no entry can expire before this time, so a new
+     * address is not learned and no compaction is tried until then. A MAC
+     * flood (every frame a new source) would otherwise pay a compaction of
+     * the whole table per frame (issue 33's SYN flood test: 35% of the
+     * QEMU process in vsw_learn_update). */
+    uint64_t       full_until;
+    uint64_t       not_learned;       /* addresses refused: table full      */
+    uint64_t       compactions;
 } vsw_learn;
 
 /* the MAC as a big-endian 48-bit number: two loads and byte swaps, not a

@@ -417,6 +417,58 @@ static void test_fdb(void)
     vsw_destroy(sw);
 }
 
+/* A MAC flood on the wire (every frame a new source, issue 33's SYN flood
+ * from forged addresses): once the learned table is full of live entries,
+ * a new address is refused without work until the oldest entry can have
+ * aged out; the entries learned before stay, and room is made again when
+ * they expire. Before, every refused frame compacted the whole table. */
+static void test_fdb_mac_flood(void)
+{
+    vsw_decision d;
+    uint8_t fb[2048];
+    vsw_config c = { .num_vfs = 1, .fdb_learn_max = 64, .fdb_age_ns = 1000000 };
+    vsw_switch *s = vsw_create(&c);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    vsw_port_cfg pc;
+    vsw_port_get(s, VSW_PORT_UPLINK, &pc);
+    pc.learn = true;
+    CHECK_EQ(vsw_port_set(s, VSW_PORT_UPLINK, &pc, NULL), 0);
+    uint8_t m[6] = {0x02, 0x5f, 0, 0, 0, 0};
+    const unsigned flood = 20000;
+    for (unsigned i = 0; i < 64 + flood; i++) {
+        m[2] = (uint8_t)(i >> 16);
+        m[3] = (uint8_t)(i >> 8);
+        m[4] = (uint8_t)i;
+        tframe f = frm(m, BCAST);
+        size_t fl = tf_build(&f, fb);
+        /* the first 64 at t=100, the flood over the next 500 us: nothing
+         * learned has aged out by its end */
+        vsw_process(s, VSW_PORT_UPLINK, fb, fl, i < 64 ? 100 : 100 + i * 25, &d);
+    }
+    vsw_learn_stats st;
+    vsw_fdb_learn_stats(s, &st);
+    CHECK_EQ(st.entries, 64);
+    CHECK_EQ(st.not_learned, flood);
+    CHECK(st.compactions <= 1);
+    /* the first address learned is still known: a frame to it is not flooded */
+    m[2] = m[3] = m[4] = 0;
+    tframe t = frm(MAC_VF[0], m);
+    size_t tl = tf_build(&t, fb);
+    vsw_process(s, VF(0), fb, tl, 600000, &d);
+    CHECK(!d.flood && vsw_portset_has(&d.egress, VSW_PORT_UPLINK));
+    /* after the age, a new address is learned again */
+    uint8_t n[6] = {0x02, 0x5e, 0, 0, 0, 1};
+    tframe f = frm(n, BCAST);
+    size_t fl = tf_build(&f, fb);
+    vsw_process(s, VSW_PORT_UPLINK, fb, fl, 100 + 2000000, &d);
+    vsw_fdb_learn_stats(s, &st);
+    CHECK_EQ(st.entries, 1);
+    CHECK_EQ(st.not_learned, flood);
+    vsw_destroy(s);
+}
+
 /* ---- ACL ---- */
 static vsw_rule R0(void)
 {
@@ -945,6 +997,7 @@ int main(void)
     test_spoof_trust_tc();
     test_frame_tc();
     test_fdb();
+    test_fdb_mac_flood();
     test_acl_fields();
     test_acl_actions();
     test_acl_invalid();
