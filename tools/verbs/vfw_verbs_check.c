@@ -7,6 +7,7 @@
  *
  *   server:  vfw_verbs_check -s ADDR [-p PORT] [-S SEED] [-t SECS] [-T SECS]
  *   client:  vfw_verbs_check -c ADDR [-p PORT] [-S SEED] [-t SECS] [-D]
+ *   stream:  vfw_verbs_check -c ADDR [-p PORT] [-S SEED] -L SECS [-z SIZE]
  *
  * The client drives; the server follows commands sent as SEND messages over
  * the same QP (struct msg), strictly in lockstep, so each side always knows
@@ -27,6 +28,23 @@
  * end in ERROR, and the target memory must be unchanged; the server checks
  * the latter and that its own QP went to ERROR, and reports its verdict on
  * the next connection.
+ *
+ * Stream (-L SECS, issue 33): for SECS seconds, RDMA WRITEs and READs of
+ * SIZE bytes (default 256 KiB) alternate on one connection, every byte of
+ * each checked, and the bytes moved per second reported: a throughput
+ * figure whose data is verified. Four seeded patterns of SIZE bytes are
+ * computed once on both sides; WRITE n carries pattern (n/2) % 4 with n
+ * stamped in its first 8 bytes into one target the server compares after
+ * each WRITE, READ n fetches one of four static slots of the server into
+ * one sink the client compares. Consecutive transfers to a target carry
+ * different patterns, so a segment not placed (stale bytes) is a mismatch;
+ * 4 KiB of canary on each side of a target must stay. The comparison is
+ * memcmp against the precomputed patterns, so the figure is the device's
+ * and the wire's, not the byte generator's. Every half second or so a line
+ * "tick T0 T1 BYTES" (CLOCK_REALTIME seconds, bytes verified between them)
+ * lets a caller compare windows of the same run, e.g. with and without a
+ * hostile neighbour (tests/lab/test_hostile_vf.py). One "PASS stream (...)" line
+ * (or "FAIL stream ..." at the first bad transfer), then the usual summary.
  *
  * Output: one "PASS <case>" / "FAIL <case>: why" line per case and
  * "N passed, M failed"; exit status 1 on any failure, 2 on a setup error.
@@ -63,7 +81,7 @@ enum wr_ids { WR_CTL_RECV = 1, WR_DATA_RECV, WR_CTL_SEND, WR_DATA_SEND, WR_RDMA 
 enum cmds {
 	CMD_SEND_PREP = 1, CMD_SEND_CHECK, CMD_WRITE_PREP, CMD_WRITE_CHECK,
 	CMD_READ_PREP, CMD_PROT_PREP, CMD_VERDICT, CMD_PROBE, CMD_DB_PREP,
-	CMD_DB_CHECK, CMD_QUIT, CMD_REPLY = 100,
+	CMD_DB_CHECK, CMD_QUIT, CMD_STREAM_PREP, CMD_STREAM_CHECK, CMD_REPLY = 100,
 };
 
 enum prot_kind { PK_FOREIGN, PK_INVALID, PK_OOB_CROSS, PK_OOB_BEYOND, PK_NORIGHT, PK_N };
@@ -101,7 +119,16 @@ static struct {
 	uint64_t seed;
 	double op_secs;
 	int verbose;
+	uint8_t *pat[4];            /* stream patterns, pat_size bytes each */
+	uint64_t pat_size;
 } g;
+
+/* Stream layout in the data buffer (both sides): READ slots at k * size,
+ * the WRITE target (server) / READ sink (client) at STREAM_TGT, with
+ * STREAM_GUARD bytes of canary before and after it. */
+#define STREAM_MAX   (512u << 10)
+#define STREAM_TGT   ((2u << 20) + 4096)
+#define STREAM_GUARD 4096u
 
 static int npass, nfail;
 
@@ -202,6 +229,69 @@ static uint64_t check_canary(uint64_t skip, uint64_t n)
 	return UINT64_MAX;
 }
 
+/* The four stream patterns of `size` bytes, computed once: a word at a time
+ * from the seed (both sides derive the same). */
+static int stream_patterns(uint64_t size)
+{
+	if (size == g.pat_size)
+		return 0;
+	for (int k = 0; k < 4; k++) {
+		uint64_t st = g.seed ^ (0x5EED0000ull + k) * 0xD1B54A32D192ED03ull;
+
+		free(g.pat[k]);
+		g.pat[k] = malloc(size + 8);
+		if (!g.pat[k])
+			return -1;
+		for (uint64_t i = 0; i < size; i += 8) {
+			uint64_t w = splitmix(&st);
+
+			memcpy(g.pat[k] + i, &w, 8);
+		}
+	}
+	g.pat_size = size;
+	return 0;
+}
+
+/* The canary guards around the stream target intact: first bad offset or
+ * UINT64_MAX. */
+static uint64_t stream_guards(uint64_t size)
+{
+	uint64_t ranges[2] = { STREAM_TGT - STREAM_GUARD, STREAM_TGT + size };
+
+	for (int r = 0; r < 2; r++)
+		for (uint64_t i = ranges[r]; i < ranges[r] + STREAM_GUARD; i++)
+			if (g.data[i] != canary(i))
+				return i;
+	return UINT64_MAX;
+}
+
+/* Target bytes against pattern k with `stamp` in its first 8 bytes
+ * (UINT64_MAX: no stamp): "" or why not. */
+static const char *stream_compare(uint64_t size, int k, uint64_t stamp, char *why, size_t n)
+{
+	const uint8_t *t = g.data + STREAM_TGT;
+	uint64_t got, b;
+
+	memcpy(&got, t, 8);
+	if (stamp != UINT64_MAX && got != stamp) {
+		snprintf(why, n, "stamp %" PRIu64 ", expected %" PRIu64, got, stamp);
+		return why;
+	}
+	if (memcmp(t + 8, g.pat[k] + 8, size - 8) ||
+	    (stamp == UINT64_MAX && memcmp(t, g.pat[k], 8))) {
+		for (b = stamp != UINT64_MAX ? 8 : 0; b < size && t[b] == g.pat[k][b]; b++)
+			;
+		snprintf(why, n, "data mismatch at offset %" PRIu64 " of %" PRIu64, b, size);
+		return why;
+	}
+	b = stream_guards(size);
+	if (b != UINT64_MAX) {
+		snprintf(why, n, "canary overwritten at buffer offset %" PRIu64, b);
+		return why;
+	}
+	return "";
+}
+
 static void drain_async(struct conn *c)
 {
 	struct ibv_async_event ev;
@@ -237,6 +327,14 @@ static struct rdma_cm_event *cm_event(struct rdma_event_channel *ch, double secs
 			return NULL;
 		poll(&pfd, 1, ms > 200 ? 200 : ms);
 	}
+}
+
+static double wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static struct rdma_cm_event *pending_req;
@@ -700,6 +798,27 @@ static int serve_conn(struct conn *c, struct verdict *v)
 		}
 		if (post_ctl_recv(c))
 			return 0;
+		if (m.op == CMD_STREAM_PREP) {
+			if (m.size < 8 || m.size > STREAM_MAX || m.size % 8 || stream_patterns(m.size)) {
+				reply(c, m.op, 1, 0, "bad stream size %" PRIu64, m.size);
+				continue;
+			}
+			fill_canary();
+			for (int k = 0; k < 4; k++)
+				memcpy(g.data + k * m.size, g.pat[k], m.size);
+			reply(c, m.op, 0, 0, NULL);
+			continue;
+		}
+		if (m.op == CMD_STREAM_CHECK) {
+			const char *bad_why = m.size != g.pat_size ? "stream not prepared" :
+				stream_compare(m.size, (int)(m.case_id & 3), m.off, why, sizeof(why));
+
+			if (bad_why[0])
+				reply(c, m.op, 1, 0, "write %" PRIu64 ": %s", m.off, bad_why);
+			else
+				reply(c, m.op, 0, 0, NULL);
+			continue;
+		}
 		if (m.off > BUF_LEN || m.size > BUF_LEN - m.off) {
 			reply(c, m.op, 1, 0, "bad size/offset");
 			continue;
@@ -1269,16 +1388,98 @@ static void db_case(struct conn *c)
 		       before, after);
 }
 
+/* ---- stream: verified throughput ---------------------------------------- */
+
+/* WRITEs and READs of `size` bytes alternating for `secs`; false if the
+ * connection broke. */
+static bool stream_case(struct conn *c, double secs, uint64_t size)
+{
+	struct msg m = { .op = CMD_STREAM_PREP, .size = size };
+	uint64_t n = 0, bytes = 0, writes = 0, reads = 0, tick_bytes = 0;
+	double t0, t, tick0;
+	char why[160];
+	int st;
+
+	if (stream_patterns(size)) {
+		result(false, "stream", "out of memory");
+		return true;
+	}
+	if (rpc(c, &m) || m.status) {
+		result(false, "stream", "server: %s", m.status ? m.text : "no reply to PREP");
+		return !m.status;
+	}
+	fill_canary();
+	for (int k = 0; k < 4; k++)
+		memcpy(g.data + k * size, g.pat[k], size);
+	t0 = now();
+	tick0 = wall();
+	for (; now() - t0 < secs; n++) {
+		int k = (int)((n / 2) & 3);
+		bool write = !(n & 1);
+		uint64_t raddr = m.addr + (write ? STREAM_TGT : k * size);
+		uint8_t *local = g.data + (write ? k * size : STREAM_TGT);
+		struct msg ck;
+
+		if (write)
+			memcpy(local, &n, 8);      /* the stamp; slot k's last WRITE is done */
+		if (post_send(c, WR_RDMA, write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ, local,
+			      (uint32_t)size, g.data_mr->lkey, raddr, m.rkey))
+			goto broken;
+		st = wait_send(c, g.op_secs);
+		if (st) {
+			result(false, "stream", "%s %" PRIu64 " completion: %s",
+			       write ? "write" : "read", n,
+			       st < 0 ? "timeout" : ibv_wc_status_str(st));
+			return false;
+		}
+		if (write) {
+			ck = (struct msg){ .op = CMD_STREAM_CHECK, .size = size, .off = n,
+					   .case_id = (uint64_t)k };
+			if (rpc(c, &ck))
+				goto broken;
+			if (ck.status) {
+				result(false, "stream", "server: %s", ck.text);
+				return true;
+			}
+			writes++;
+		} else {
+			if (stream_compare(size, k, UINT64_MAX, why, sizeof(why))[0]) {
+				result(false, "stream", "read %" PRIu64 ": %s", n, why);
+				return true;
+			}
+			reads++;
+		}
+		bytes += size;
+		tick_bytes += size;
+		if (wall() - tick0 >= 0.5) {
+			double w = wall();
+
+			printf("tick %.3f %.3f %" PRIu64 "\n", tick0, w, tick_bytes);
+			tick0 = w;
+			tick_bytes = 0;
+		}
+	}
+	t = now() - t0;
+	printf("stream: %" PRIu64 " writes, %" PRIu64 " reads of %" PRIu64 " bytes verified "
+	       "in %.2f s: %.3f MB/s\n", writes, reads, size, t, bytes / t / 1e6);
+	result(true, "stream", "%" PRIu64 " transfers, every byte checked", writes + reads);
+	return true;
+broken:
+	result(false, "stream", "control exchange failed after %" PRIu64 " transfers", n);
+	return false;
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: vfw_verbs_check -s ADDR | -c ADDR [-p PORT] [-S SEED] [-t OP_SECS]\n"
-		"                       [-T IDLE_SECS] [-D] [-P] [-v]\n"
+		"                       [-T IDLE_SECS] [-D] [-P] [-v] [-L SECS [-z SIZE]]\n"
 		"  -s ADDR  server, listening on ADDR      -c ADDR  client of the server at ADDR\n"
 		"  -S SEED  data seed (same on both sides)  -D  also the foreign-doorbell check\n"
-		"  -P       skip the protection cases       -v  verbose (stderr)\n");
+		"  -P       skip the protection cases       -v  verbose (stderr)\n"
+		"  -L SECS  only the verified stream (WRITE/READ) for SECS, SIZE bytes each\n");
 	exit(2);
 }
 
@@ -1287,6 +1488,8 @@ int main(int argc, char **argv)
 	const char *srv = NULL, *cli = NULL, *port = "7471";
 	double idle = 300;
 	bool db = false, prot = true;
+	double stream = 0;
+	uint64_t ssize = 256u << 10;
 	struct conn c;
 	struct msg m;
 	int opt;
@@ -1296,7 +1499,7 @@ int main(int argc, char **argv)
 				    (uint32_t)strtoul(argv[4], NULL, 0));
 	g.seed = 1;
 	g.op_secs = 60;
-	while ((opt = getopt(argc, argv, "s:c:p:S:t:T:DPv")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:p:S:t:T:DPvL:z:")) != -1) {
 		switch (opt) {
 		case 's': srv = optarg; break;
 		case 'c': cli = optarg; break;
@@ -1307,10 +1510,13 @@ int main(int argc, char **argv)
 		case 'D': db = true; break;
 		case 'P': prot = false; break;
 		case 'v': g.verbose = 1; break;
+		case 'L': stream = atof(optarg); break;
+		case 'z': ssize = strtoull(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
-	if (!srv == !cli || g.op_secs <= 0)
+	if (!srv == !cli || g.op_secs <= 0 || stream < 0 ||
+	    ssize < 8 || ssize > STREAM_MAX || ssize % 8)
 		usage();
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1333,6 +1539,15 @@ int main(int argc, char **argv)
 	}
 	printf("client: connected to %s:%s via %s, seed %" PRIu64 "\n", cli, port,
 	       ibv_get_device_name(g.ctx->device), g.seed);
+	if (stream > 0) {
+		if (!stream_case(&c, stream, ssize)) {
+			conn_free(&c);
+			printf("%d passed, %d failed (connection lost)\n", npass, nfail);
+			return 1;
+		}
+		db = prot = false;
+		goto quit;
+	}
 	for (int op = OP_SEND; op <= OP_READ; op++) {
 		for (unsigned si = 0; si < NSIZES; si++) {
 			for (int var = 0; var < 2; var++) {
@@ -1350,6 +1565,7 @@ int main(int argc, char **argv)
 	}
 	if (db)
 		db_case(&c);
+quit:
 	conn_free(&c);
 	if (prot) {
 		for (int w = 1; w >= 0; w--)
