@@ -9,7 +9,8 @@ BARs; FLR storms while its queues are busy). Meanwhile h1's VF 0, with the
 vfwarp driver, moves verified RDMA with h2's VF 0 (vfw_verbs_check -L: WRITEs
 and READs alternating on one connection, every byte compared), in windows of
 WINDOW s with the attacker stopped (SIGSTOP: quiet) and running (storm) in
-turn; its MB/s per window is the throughput.
+turn; its MB/s per window is the throughput, at a pace the hosts sustain
+even on a loaded machine (lib/stream.py says why).
 
 Pass: h1's QEMU alive and h1 answering; the neighbour's data correct and
 none of its frames lost (what one of its engines sent the other took in, no
@@ -30,7 +31,6 @@ printed with -s.
 """
 import os
 import re
-import statistics
 import time
 
 import pytest
@@ -38,10 +38,10 @@ import pytest
 from lib.pf import PF_BDF
 from lib.vf import addr, mac_of, nsx, pf_netdev, ping, setup_host, unload_all, vfs_up
 from lib.verbs import rping_pair
+from lib.stream import CHECK, PACE_ARGS, clock_offset, median_ratio, window_rates
 from lib.wait import eventually
 from vfwarp_lab.paths import guest_share_dir
 
-CHECK = "/mnt/vfwarp/tools/vfw_verbs_check"
 HOSTILE = "/mnt/vfwarp/tools/vfw_hostile"
 WINDOW = 4               # s: each window of the neighbour's stream
 # quiet/storm window pairs: VFWARP_HOSTILE_SECS (default 60 s, make test's
@@ -49,7 +49,6 @@ WINDOW = 4               # s: each window of the neighbour's stream
 # stream's windows fill it but ~10 s
 STORM_SECS = int(os.environ.get("VFWARP_HOSTILE_SECS", "60"))
 PAIRS = max(3, (STORM_SECS - 10) // (2 * WINDOW))
-MARGIN = 0.6             # s trimmed at each window's edges
 WARM_SECS = 8            # the warm-up storm, before the RSS baseline
 STREAM_PORT = 7481
 SEED = 3333
@@ -141,19 +140,6 @@ def rss_kib(pid):
     return int(m.group(1))
 
 
-def clock_offset(lab, host):
-    """`host`'s CLOCK_REALTIME minus this machine's, from the quickest of
-    three `date` round trips (error: half that round trip)."""
-    best = (0.0, float("inf"))
-    for _ in range(3):
-        t0 = time.time()
-        guest = float(lab.ssh(host, "date +%s.%N").stdout)
-        t1 = time.time()
-        if t1 - t0 < best[1]:
-            best = (guest - (t0 + t1) / 2, t1 - t0)
-    return best
-
-
 def stream_windows(lab, apid):
     """The neighbour's verified stream, h2 VF 0 -> h1 VF 0 (WRITEs land in
     h1's memory, READs are served from it), one connection for 2 * PAIRS
@@ -180,7 +166,8 @@ def stream_windows(lab, apid):
         assert eventually(lambda: "listening" in lab.ssh(ATTACKER, f"cat {srv_log}").stdout,
                           60), lab.ssh(ATTACKER, f"cat {srv_log}").stdout
         cpid = lab.ssh("h2", f"ip netns exec vf{VICTIM_VF} setsid timeout {secs + 90} {CHECK} "
-                             f"-c {ip} -p {STREAM_PORT} -S {SEED} -L {secs} -t 30 >{cli_log} "
+                             f"-c {ip} -p {STREAM_PORT} -S {SEED} -L {secs} -t 30 {PACE_ARGS} "
+                             f">{cli_log} "
                              "2>&1 </dev/null & echo $!").stdout.strip()
         assert eventually(lambda: "tick " in lab.ssh("h2", f"cat {cli_log}").stdout, 60), \
             lab.ssh("h2", f"cat {cli_log}").stdout
@@ -211,28 +198,9 @@ def stream_windows(lab, apid):
     assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0, diag
     print(f"\nneighbour: {m.group(0)} (h2's clock {offset:+.3f} s from here, "
           f"round trip {rtt:.3f} s)")
-    # each half-second tick (h2's clock) to the window wholly holding it, the
-    # window's edges trimmed by MARGIN (signal latency, clock offset)
-    ticks = [(float(a) - offset, float(b) - offset, int(n))
-             for a, b, n in re.findall(r"^tick ([\d.]+) ([\d.]+) (\d+)$", out, re.M)]
-    per = []
-    for kind, ws, we in windows:
-        inside = [(a, b, n) for a, b, n in ticks if a >= ws + MARGIN and b <= we - MARGIN]
-        secs_in = sum(b - a for a, b, _ in inside)
-        assert secs_in > 0, f"no tick inside the {kind} window {ws:.1f}-{we:.1f}\n{diag}"
-        per.append((kind, sum(n for _, _, n in inside) / secs_in / 1e6, secs_in))
+    per = window_rates(out, windows, offset, diag)
     print("windows (MB/s): " + ", ".join(f"{k} {r:.2f}" for k, r, _ in per))
-    # each storm window against the mean of the quiet windows on either side
-    # of it, and the median of those ratios: a burst of the machine's other
-    # load in one window moves one ratio, not the verdict
-    ratios = []
-    for i, (kind, r, _) in enumerate(per):
-        if kind == "storm":
-            near = [per[j][1] for j in (i - 1, i + 1) if 0 <= j < len(per)]
-            ratios.append(r / (sum(near) / len(near)))
-    rate = {k: sum(r * t for kk, r, t in per if kk == k) / sum(t for kk, _, t in per if kk == k)
-            for k in ("quiet", "storm")}
-    return statistics.median(ratios), ratios, rate
+    return median_ratio(per, "storm")
 
 
 ENGINE_COUNTERS = ("rx_frames", "tx_frames", "rx_drops", "dma_err", "prot_err")

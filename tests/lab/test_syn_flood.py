@@ -10,26 +10,24 @@ while the flood lasts, and a new rdma_cm connection to the flooded listener
 succeeds afterwards.
 
 The flood comes from the wire itself (lib/synflood.py: frames written into
-h1's uplink socket, from addresses no host owns). The connection is
-ib_send_bw h2 VF0 -> h1 VF0 (the flooded function, data in the same
-direction as the flood) at full speed, and its rate is h2 VF0's frames sent
-(`rdma statistic` tx_frames) per second in alternating windows: WINDOWS
-quiet windows and WINDOWS flooded ones of WINDOW_SECS each, FLOOD_SECS of
-flood in all. Alternating windows of one connection compare like with like:
-the full-speed rate is the machine's spare CPU, which drifts by 2x over a
-minute beside the other lab session (9-22 MB/s from one run to the next),
-and two runs one after the other measured that drift, not the flood. A
-pacing of the sender does not help here: the VF's max_tx_rate drops what
-the RNIC's TCP sends over it (95 retransmissions in 16 s at 12 Mbit/s,
-captured on h1's uplink), perftest's own pacing follows a TSC it cannot
-calibrate under TCG (0.89 and 1.34 MiB/s for a limit of 1).
+h1's uplink socket, from addresses no host owns). The connection is a
+verified stream (lib/stream.py: vfw_verbs_check -L, WRITEs and READs, every
+byte compared) between h2 VF0 and h1 VF0, the flooded function, paced at a
+rate the hosts sustain on a loaded machine, and measured in windows of one
+run with the flood off and on in turn (WINDOWS of each, FLOOD_SECS of flood
+in all): two runs one after the other, or a stream at full speed, measure
+the machine's load (a full-speed ib_write_bw went 9-22 MB/s from one run to
+the next here), and the VF's max_tx_rate as a pace drops what the RNIC's
+TCP sends over it (95 retransmissions in 16 s at 12 Mbit/s, captured on
+h1's uplink).
 """
 import re
 import time
 
 import pytest
 
-from lib.perftest import PERF_PORT, RPING_PORT
+from lib.perftest import RPING_PORT
+from lib.stream import CHECK, PACE_ARGS, clock_offset, median_ratio, window_rates
 from lib.synflood import SynFlood
 from lib.verbs import bg, wait_listen
 from lib.vf import addr, nsx, rdma_counter, vfs_up
@@ -42,6 +40,8 @@ from lib.wait import eventually
 FLOOD_RATE = 2000
 WINDOWS = 6
 WINDOW_SECS = 5
+STREAM_PORT = 7482
+SEED = 7482
 FLOOD_SECS = WINDOWS * WINDOW_SECS
 # the listener must get at least half of them (h1's QEMU read 1,380-1,575
 # SYNs/s of 4,000 with two other labs beside it)
@@ -56,82 +56,66 @@ def flood_lab(lab2):
         yield lab2
 
 
-def qp_connected(lab):
-    """h1 has ib_send_bw's QP in RTS (the connection is established)."""
-    out = lab.ssh("h1", "rdma res show qp", check=False).stdout
-    return re.search(r"state RTS .*comm ib_send_bw", out) is not None
-
-
-def tx_frames(lab):
-    """(h2 VF0's RDMA frames sent, when read)."""
-    n = rdma_counter(lab, "h2", 0, "tx_frames")
-    return n, time.monotonic()
-
-
 def test_syn_flood_keeps_the_functions_connection_and_listener(flood_lab):
     lab = flood_lab
     ip = addr("h1", 0)
     mac = nsx(lab, "h1", 0, "cat /sys/class/net/vfeth/address").stdout.strip()
-    slog, clog, rlog = "/tmp/synflood-bw-s.log", "/tmp/synflood-bw-c.log", "/tmp/synflood-rping.log"
+    slog, clog, rlog = "/tmp/synflood-s.log", "/tmp/synflood-c.log", "/tmp/synflood-rping.log"
     for h in ("h1", "h2"):
-        lab.ssh(h, f"pkill -x ib_send_bw; pkill -x rping; rm -f {slog} {clog} {rlog}", check=False)
+        lab.ssh(h, f"pkill -x vfw_verbs_check; pkill -x rping; rm -f {slog} {clog} {rlog}",
+                check=False)
     # the flooded listener: an rping server that serves one client after
     # another (-P), started before the flood
     bg(lab, "h1", 0, f"timeout 600 rping -s -P -a {ip} -v", rlog)
     wait_listen(lab, "h1", 0, RPING_PORT, rlog, ip=ip)
-    # the connection outlasts every window (100,000 messages of 64 KiB: over
-    # 10 minutes at the fastest rate seen) and is stopped after the last one;
-    # not perftest's -D: it follows a TSC perftest cannot calibrate under
-    # TCG (-D 120 has ended after 63 s), and it cannot wait for events
-    secs, iters = 600, 100000
-    # -e: both sides wait for completion events instead of polling, so
-    # the hosts' one vCPU still answers the test's ssh between windows
-    bg(lab, "h1", 0, f"timeout {secs} ib_send_bw -R -F -e -n {iters} -s 65536", slog)
-    wait_listen(lab, "h1", 0, PERF_PORT, slog)
-    bg(lab, "h2", 0, f"timeout {secs} ib_send_bw -R -F -e -n {iters} -s 65536 "
-                     f"{addr('h1', 0)}", clog)
+    # the connection, established before the first window; the stream
+    # outlasts the windows (ssh round trips come between them)
+    secs = 2 * WINDOWS * WINDOW_SECS + 30
+    bg(lab, "h1", 0, f"timeout {secs + 120} {CHECK} -s {ip} -p {STREAM_PORT} -S {SEED} -T 60",
+       slog)
+    wait_listen(lab, "h1", 0, STREAM_PORT, slog, ip=ip)
+    bg(lab, "h2", 0, f"timeout {secs + 90} {CHECK} -c {ip} -p {STREAM_PORT} -S {SEED} "
+                     f"-L {secs} -t 30 {PACE_ARGS}", clog)
     try:
-        assert eventually(lambda: qp_connected(lab), secs=60), \
-            lab.ssh("h2", f"cat {clog}", check=False).stdout
+        assert eventually(lambda: "tick " in lab.ssh("h2", f"cat {clog}").stdout, 60), \
+            lab.ssh("h2", f"cat {clog}").stdout
         drops0 = {k: rdma_counter(lab, "h1", 0, k) for k in ("syn_drops", "rx_drops")}
-        frames = {"quiet": 0, "flood": 0}
-        took = {"quiet": 0.0, "flood": 0.0}
-        sent = 0
-        last = tx_frames(lab)
+        windows, sent = [], 0
         for w in range(WINDOWS):
             for kind in ("quiet", "flood"):
-                flood = None
+                t = time.time()
                 if kind == "flood":
                     flood = SynFlood(lab.state / "wire-h1.sock", mac, ip, RPING_PORT,
                                      FLOOD_RATE, WINDOW_SECS, seed=w).start()
-                    flood.wait()
-                    sent += flood.sent
+                    sent += flood.wait()
                 else:
+                    # a measurement window: its length is the point
                     time.sleep(WINDOW_SECS)
-                now = tx_frames(lab)
-                frames[kind] += now[0] - last[0]
-                took[kind] += now[1] - last[1]
-                last = now
-        assert lab.ssh("h2", "pgrep -x ib_send_bw", check=False).returncode == 0, \
-            "ib_send_bw ended before the last window:\n" + \
-            lab.ssh("h2", f"cat {clog}", check=False).stdout
+                windows.append((kind, t, time.time()))
+        offset, rtt = clock_offset(lab, "h2")
+        assert eventually(lambda: "passed," in lab.ssh("h2", f"cat {clog}").stdout,
+                          secs + 60, every=1), lab.ssh("h2", f"cat {clog}").stdout
+        out = lab.ssh("h2", f"cat {clog}").stdout
+        diag = f"stream:\n{out}\nserver:\n" + lab.ssh("h1", f"cat {slog}", check=False).stdout
+        assert "PASS stream" in out and "1 passed, 0 failed" in out, diag
         drops = {k: rdma_counter(lab, "h1", 0, k) - drops0[k] for k in drops0}
-        rate = {k: frames[k] / took[k] for k in frames}
+        per = window_rates(out, windows, offset, diag)
+        ratio, ratios, rate = median_ratio(per, "flood")
         print(f"\nSYN flood at h1 VF0:{RPING_PORT}: {sent} SYNs in {WINDOWS} windows of "
-              f"{WINDOW_SECS} s at {FLOOD_RATE}/s; h1 VF0 syn_drops +{drops['syn_drops']}, "
-              f"rx_drops +{drops['rx_drops']}; ib_send_bw h2 -> h1 VF0 frames/s quiet "
-              f"{rate['quiet']:.0f}, in the flood {rate['flood']:.0f} "
-              f"(ratio {rate['flood'] / rate['quiet']:.2f})")
+              f"{WINDOW_SECS} s at up to {FLOOD_RATE}/s; h1 VF0 syn_drops "
+              f"+{drops['syn_drops']}, rx_drops +{drops['rx_drops']}; verified stream "
+              f"h2 VF0 <-> h1 VF0 (h2's clock {offset:+.3f} s, round trip {rtt:.3f} s): "
+              f"quiet {rate['quiet']:.2f} MB/s, flood {rate['flood']:.2f} MB/s; per window "
+              + ", ".join(f"{k} {r:.2f}" for k, r, _ in per)
+              + f"; flood/quiet {', '.join(f'{r:.2f}' for r in ratios)}, median {ratio:.2f}")
         # the SYNs reached the listener and were bounded there: every SYN
         # beyond the backlog displaced a half-open one or was dropped at the
         # input queue (a SYN never reaching the device counts in neither)
         got = drops["syn_drops"] + drops["rx_drops"]
         assert got >= MIN_SYNS, f"the listener got {got} SYNs of the {sent} sent"
         assert got <= sent, drops
-        assert rate["quiet"] > 0, frames
-        assert rate["flood"] >= MIN_RATIO * rate["quiet"], \
-            f"the established connection fell to {rate['flood'] / rate['quiet']:.2f} " \
-            "of its quiet rate"
+        assert ratio >= MIN_RATIO, \
+            f"the established connection fell to {ratio:.2f} of its quiet rate"
         # a new connection to the flooded listener, with its data checked
         r = nsx(lab, "h2", 0, f"timeout 120 rping -c -a {ip} -C 10 -v -V",
                 check=False, timeout=180)
@@ -140,7 +124,7 @@ def test_syn_flood_keeps_the_functions_connection_and_listener(flood_lab):
         assert len(re.findall(r"^ping data: rdma-ping-\d+", r.stdout, re.M)) == 10, r.stdout
     finally:
         for h in ("h1", "h2"):
-            lab.ssh(h, "pkill -x ib_send_bw; pkill -x rping", check=False)
+            lab.ssh(h, "pkill -x vfw_verbs_check; pkill -x rping", check=False)
     for h in ("h1", "h2"):
         dm = lab.ssh(h, "dmesg", check=False).stdout
         assert not re.search(r"WARNING:|BUG:", dm), f"{h}:\n{dm[-3000:]}"

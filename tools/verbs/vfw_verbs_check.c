@@ -7,7 +7,7 @@
  *
  *   server:  vfw_verbs_check -s ADDR [-p PORT] [-S SEED] [-t SECS] [-T SECS]
  *   client:  vfw_verbs_check -c ADDR [-p PORT] [-S SEED] [-t SECS] [-D]
- *   stream:  vfw_verbs_check -c ADDR [-p PORT] [-S SEED] -L SECS [-z SIZE]
+ *   stream:  vfw_verbs_check -c ADDR [-p PORT] [-S SEED] -L SECS [-z SIZE] [-r MB/S]
  *
  * The client drives; the server follows commands sent as SEND messages over
  * the same QP (struct msg), strictly in lockstep, so each side always knows
@@ -45,6 +45,10 @@
  * lets a caller compare windows of the same run, e.g. with and without a
  * hostile neighbour (tests/lab/test_hostile_vf.py). One "PASS stream (...)" line
  * (or "FAIL stream ..." at the first bad transfer), then the usual summary.
+ * With -r MB/S the stream is paced (CLOCK_MONOTONIC: no transfer starts
+ * before its bytes are due at that rate): a rate the hosts sustain even when
+ * the machine is loaded, so that a window below it is the device's doing and
+ * not the CPU's (tests comparing windows on a shared machine).
  *
  * Output: one "PASS <case>" / "FAIL <case>: why" line per case and
  * "N passed, M failed"; exit status 1 on any failure, 2 on a setup error.
@@ -1392,11 +1396,11 @@ static void db_case(struct conn *c)
 
 /* WRITEs and READs of `size` bytes alternating for `secs`; false if the
  * connection broke. */
-static bool stream_case(struct conn *c, double secs, uint64_t size)
+static bool stream_case(struct conn *c, double secs, uint64_t size, double pace_mbs)
 {
 	struct msg m = { .op = CMD_STREAM_PREP, .size = size };
 	uint64_t n = 0, bytes = 0, writes = 0, reads = 0, tick_bytes = 0;
-	double t0, t, tick0;
+	double t0, t, tick0, next;
 	char why[160];
 	int st;
 
@@ -1412,9 +1416,26 @@ static bool stream_case(struct conn *c, double secs, uint64_t size)
 	for (int k = 0; k < 4; k++)
 		memcpy(g.data + k * size, g.pat[k], size);
 	t0 = now();
+	next = t0;
 	tick0 = wall();
 	for (; now() - t0 < secs; n++) {
 		int k = (int)((n / 2) & 3);
+
+		/* paced: each transfer starts one transfer time after the
+		 * last one's slot, or now if that is later; a late transfer is
+		 * not made up for by a burst */
+		if (pace_mbs > 0) {
+			double w = next - now();
+
+			if (w > 0) {
+				struct timespec ts = { (time_t)w, (long)((w - (time_t)w) * 1e9) };
+
+				nanosleep(&ts, NULL);
+			}
+			next = (w > 0 ? next : now()) + size / (pace_mbs * 1e6);
+			if (now() - t0 >= secs)
+				break;
+		}
 		bool write = !(n & 1);
 		uint64_t raddr = m.addr + (write ? STREAM_TGT : k * size);
 		uint8_t *local = g.data + (write ? k * size : STREAM_TGT);
@@ -1475,11 +1496,12 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: vfw_verbs_check -s ADDR | -c ADDR [-p PORT] [-S SEED] [-t OP_SECS]\n"
-		"                       [-T IDLE_SECS] [-D] [-P] [-v] [-L SECS [-z SIZE]]\n"
+		"                       [-T IDLE_SECS] [-D] [-P] [-v] [-L SECS [-z SIZE] [-r MB/S]]\n"
 		"  -s ADDR  server, listening on ADDR      -c ADDR  client of the server at ADDR\n"
 		"  -S SEED  data seed (same on both sides)  -D  also the foreign-doorbell check\n"
 		"  -P       skip the protection cases       -v  verbose (stderr)\n"
-		"  -L SECS  only the verified stream (WRITE/READ) for SECS, SIZE bytes each\n");
+		"  -L SECS  only the verified stream (WRITE/READ) for SECS, SIZE bytes each\n"
+		"  -r MB/S  pace the stream at MB/S (10^6 bytes per second)\n");
 	exit(2);
 }
 
@@ -1488,7 +1510,7 @@ int main(int argc, char **argv)
 	const char *srv = NULL, *cli = NULL, *port = "7471";
 	double idle = 300;
 	bool db = false, prot = true;
-	double stream = 0;
+	double stream = 0, pace = 0;
 	uint64_t ssize = 256u << 10;
 	struct conn c;
 	struct msg m;
@@ -1499,7 +1521,7 @@ int main(int argc, char **argv)
 				    (uint32_t)strtoul(argv[4], NULL, 0));
 	g.seed = 1;
 	g.op_secs = 60;
-	while ((opt = getopt(argc, argv, "s:c:p:S:t:T:DPvL:z:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:c:p:S:t:T:DPvL:z:r:")) != -1) {
 		switch (opt) {
 		case 's': srv = optarg; break;
 		case 'c': cli = optarg; break;
@@ -1512,10 +1534,11 @@ int main(int argc, char **argv)
 		case 'v': g.verbose = 1; break;
 		case 'L': stream = atof(optarg); break;
 		case 'z': ssize = strtoull(optarg, NULL, 0); break;
+		case 'r': pace = atof(optarg); break;
 		default: usage();
 		}
 	}
-	if (!srv == !cli || g.op_secs <= 0 || stream < 0 ||
+	if (!srv == !cli || g.op_secs <= 0 || stream < 0 || pace < 0 ||
 	    ssize < 8 || ssize > STREAM_MAX || ssize % 8)
 		usage();
 	signal(SIGPIPE, SIG_IGN);
@@ -1540,7 +1563,7 @@ int main(int argc, char **argv)
 	printf("client: connected to %s:%s via %s, seed %" PRIu64 "\n", cli, port,
 	       ibv_get_device_name(g.ctx->device), g.seed);
 	if (stream > 0) {
-		if (!stream_case(&c, stream, ssize)) {
+		if (!stream_case(&c, stream, ssize, pace)) {
 			conn_free(&c);
 			printf("%d passed, %d failed (connection lost)\n", npass, nfail);
 			return 1;
