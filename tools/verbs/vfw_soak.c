@@ -678,8 +678,16 @@ static void on_wc(struct q *q, const struct ibv_wc *wc)
 			q->errs++;
 		return;
 	}
+	if (wc->status != IBV_WC_SUCCESS && g.server && q->closing) {
+		/* after BYE: the client's disconnect flushes our receives (this
+		 * completion may come before the DISCONNECTED event) */
+		q->st = Q_CLOSING;
+		q->t_deadline = now() + 10;
+		return;
+	}
 	if (wc->status != IBV_WC_SUCCESS) {
 		q_fail(q, "wc_error", wc->status);
+		q->out_at_err++;        /* this WR was outstanding too */
 		if (wc->status == IBV_WC_WR_FLUSH_ERR)
 			q->flushed++, g.wr_flushed++;
 		return;
