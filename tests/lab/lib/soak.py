@@ -216,8 +216,11 @@ class Soak:
         t0 = time.monotonic()
         for host, n in (("h1", self.nvf_setup), ("h2", self.m)):
             self.lab.ssh(host, CLEANUP, check=False, timeout=600)
+            # h1's VFs with one MSI-X vector each (vf_netdev.c): 128 VFs of
+            # 5 vectors do not fit the vector space of its one CPU
+            args = "msix_vectors=1" if host == "h1" else ""
             out = self.lab.ssh(host, SETUP % {"h": int(host[1:]), "pf": PF_ID, "mods": MODS,
-                                              "n": n, "vf_load": vf_load()},
+                                              "n": n, "vf_load": vf_load(args)},
                                timeout=1800).stdout
             up = re.findall(r"^up vf(\d+) (\S+)$", out, re.M)
             assert len(up) == n, f"{host}: {len(up)} of {n} VF links up:\n{out[-2000:]}"
