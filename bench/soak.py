@@ -31,6 +31,13 @@ from lib.soak import FAULT_KINDS, Soak  # noqa: E402
 from machine_info import machine  # noqa: E402
 
 
+def write(report, out, t0):
+    report["machine"] = machine()
+    report["timing"]["total_s"] = round(time.monotonic() - t0, 1)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(report, indent=1) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vfs", type=int, default=128)
@@ -55,6 +62,7 @@ def main():
     t0 = time.monotonic()
     soak = Soak(lab, nvf=a.vfs, nqp=a.qps, secs=a.secs, h2_vfs=a.h2_vfs, seed=a.seed,
                 kinds=kinds, fault_every=a.fault_every, log=log, command=command)
+    report = None
     try:
         soak.setup()
         soak.start()
@@ -62,16 +70,15 @@ def main():
         soak.run()
         soak.stop()
         report = soak.verdict()
+        # written before the tear-down: 128 VFs take minutes to remove
+        write(report, a.out, t0)
     finally:
         try:
             soak.cleanup()
         finally:
             if not reuse:
                 lab.down()
-    report["machine"] = machine()
-    report["timing"]["total_s"] = round(time.monotonic() - t0, 1)
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(report, indent=1) + "\n")
+    write(report, a.out, t0)
     for name, c in report["checks"].items():
         log(f"  {'PASS' if c['pass'] else 'FAIL'} {name}: {c['detail'][:300]}")
     cnt = report["counts"]

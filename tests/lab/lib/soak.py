@@ -54,6 +54,8 @@ PAUSE_SECS = 1
 # stays well under it once the movers run (measured: see the report's
 # rss figures).
 RSS_TOLERANCE_KIB = 16 * 1024
+# every connection up within this (384 took about 5 minutes on a loaded machine)
+WARMUP_MAX = 900
 SPLAT = re.compile(r"WARNING:|BUG:|Oops|Call Trace|general protection|list_del corruption")
 RES_KINDS = ("pd", "cq", "qp", "mr", "cm_id", "ctx")
 
@@ -100,8 +102,10 @@ echo "pfnet $(ls $D/net)"
 """
 
 CLEANUP = r"""
-for p in $(cat %(dir)s/*.pid 2>/dev/null); do kill -9 $p 2>/dev/null; done
+# the supervisors first (else they start the movers again), then the movers
+[ -d %(dir)s ] && touch %(dir)s/stop
 pkill -9 -f '[s]h %(dir)s/sup.sh' 2>/dev/null   # [s]: not this shell itself
+for p in $(cat %(dir)s/*.pid 2>/dev/null); do kill -9 $p 2>/dev/null; done
 pkill -9 -x vfw_soak 2>/dev/null
 for ns in $(ip netns list | awk '$1 ~ /^vf[0-9]+$/ {print $1}'); do ip netns del $ns; done
 %(vf_unload)s
@@ -112,12 +116,15 @@ true
 """ % {"dir": DIR, "pf": PF_ID, "vf_unload": VF_UNLOAD}
 
 # The supervisor of one VF's mover: started again when it ends before the
-# run's end (killed; its device gone at an FLR), 1 s apart, 50 times at most.
+# run's end (killed, its device gone at an FLR), 1 s apart, 50 times at most.
+# The run ends with the stop file and SIGTERM to the movers (Soak.stop: the
+# run's time counts from when every connection is up, and 384 connections
+# took minutes to come up under TCG); `end` only bounds it.
 SUP = r"""#!/bin/sh
 i=$1 end=$2 srv=$3 q=$4 seed=$5
 [ -n "${6:-}" ] && export VFW_SOAK_CORRUPT=$6    # the checker's test only
 log=%(dir)s/c$i.log n=0
-while [ $n -lt 50 ]; do
+while [ $n -lt 50 ] && [ ! -e %(dir)s/stop ]; do
   left=$(( end - $(date +%%s) ))
   [ $left -gt 3 ] || break
   n=$((n + 1))
@@ -263,7 +270,8 @@ class Soak:
             time.sleep(1)
         lab.ssh("h1", f"cat > {DIR}/sup.sh <<'EOF'\n{SUP}EOF\nchmod +x {DIR}/sup.sh")
         guest_now = float(lab.ssh("h1", "date +%s.%N").stdout)
-        self.guest_end = int(guest_now) + self.secs
+        # a bound only: Soak.stop ends the movers secs after the warm-up
+        self.guest_end = int(guest_now) + self.secs + WARMUP_MAX + 300
         starts = "\n".join(
             f"ip netns exec vf{i} setsid sh {DIR}/sup.sh {i} {self.guest_end} "
             f"{vf_addr('h2', i % self.m)} {self.nqp} {self.seed} {self.corrupt.get(i, '')} "
@@ -279,9 +287,10 @@ class Soak:
                            check=False).stdout.strip()
         return int(out or 0)
 
-    def warmup(self, secs=600):
+    def warmup(self, secs=None):
         """Until every QP of every VF has connected once (faults start then)."""
         want = self.nvf * self.nqp
+        secs = secs or WARMUP_MAX
         end = time.monotonic() + secs
         while True:
             n = self.conns()
@@ -291,6 +300,7 @@ class Soak:
             self.sample_rss()
             time.sleep(2)
         self.timing["warmup_s"] = round(time.monotonic() - self.t0, 1)
+        self.t_run = time.monotonic()
         self.log(f"soak: {want} connections up after {self.timing['warmup_s']} s")
 
     def sample_rss(self):
@@ -353,7 +363,7 @@ class Soak:
         """Faults at random until the clients' end (destructive ones stop
         DESTRUCTIVE_TAIL s before it, so the faulted VFs are seen moving again);
         QEMU's RSS sampled every few seconds."""
-        end = self.t0 + self.secs
+        end = self.t_run + self.secs
         tail = max(20.0, self.secs * 0.15)
         next_fault = time.monotonic() + self.rng.uniform(0.5, 1.5) * self.fault_every
         next_prog = time.monotonic() + 30
@@ -379,13 +389,17 @@ class Soak:
             time.sleep(max(0.0, min(5.0, next_fault - time.monotonic(), end - time.monotonic())))
 
     def stop(self):
-        """Clients end by themselves at the run's end (a last op, BYE, a
-        graceful disconnect); then the servers get SIGTERM."""
+        """The run's end: the supervisors stop, the movers get SIGTERM (each
+        QP finishes its op, says BYE, disconnects gracefully); then the
+        servers get SIGTERM."""
         lab = self.lab
+        lab.ssh("h1", f"touch {DIR}/stop; kill -TERM $(cat {DIR}/c*.pid) 2>/dev/null", check=False)
         end = time.monotonic() + 300
         while lab.ssh("h1", "pgrep -x vfw_soak >/dev/null || pgrep -f "
                             f"'[s]h {DIR}/sup.sh' >/dev/null", check=False).returncode == 0:
             self.sample_rss()
+            # a mover a supervisor started just before the stop file
+            lab.ssh("h1", f"kill -TERM $(cat {DIR}/c*.pid 2>/dev/null) 2>/dev/null", check=False)
             if time.monotonic() > end:
                 self.log("soak: clients still running 300 s after the end: killed")
                 lab.ssh("h1", "pkill -x vfw_soak", check=False)
@@ -559,7 +573,8 @@ class Soak:
         its first sample of that half (a leak only grows)."""
         if not self.rss:
             return {"growth_kib": None}
-        half = [s for s in self.rss if s[0] >= self.secs / 2]
+        run0 = round(getattr(self, "t_run", self.t0) - self.t0, 1)
+        half = [s for s in self.rss if s[0] >= run0 + self.secs / 2]
         out = {"samples": len(self.rss), "h1_first_kib": self.rss[0][1],
                "h1_last_kib": self.rss[-1][1], "h2_first_kib": self.rss[0][2],
                "h2_last_kib": self.rss[-1][2], "growth_kib": None}
