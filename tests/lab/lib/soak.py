@@ -269,11 +269,16 @@ class Soak:
                 "h2", f"tail -n 3 {DIR}/s*.log", check=False).stdout
             time.sleep(1)
         lab.ssh("h1", f"cat > {DIR}/sup.sh <<'EOF'\n{SUP}EOF\nchmod +x {DIR}/sup.sh")
+        # the movers at nice 19 (their supervisors, whose children inherit
+        # it): 128 of them keep h1's one vCPU busy, and at nice 0 a command
+        # of the soak's own (a fault, a count of connections) waited minutes
+        # for its share (an ssh `cat | grep` took 3 min 54 s; after a renice
+        # to 19, seconds)
         guest_now = float(lab.ssh("h1", "date +%s.%N").stdout)
         # a bound only: Soak.stop ends the movers secs after the warm-up
         self.guest_end = int(guest_now) + self.secs + WARMUP_MAX + 300
         starts = "\n".join(
-            f"ip netns exec vf{i} setsid sh {DIR}/sup.sh {i} {self.guest_end} "
+            f"ip netns exec vf{i} setsid nice -n 19 sh {DIR}/sup.sh {i} {self.guest_end} "
             f"{vf_addr('h2', i % self.m)} {self.nqp} {self.seed} {self.corrupt.get(i, '')} "
             "</dev/null >/dev/null 2>&1 &" for i in range(self.nvf))
         lab.ssh("h1", starts, timeout=300)
