@@ -28,6 +28,17 @@
 
 struct devlink;
 struct vfw_rdma_aux_dev;
+struct vfw_vf;
+
+/*
+ * The MSI-X vector of cause `vec` (VFW_VF_VEC_*, VFW_MSIX_VEC_RDMA_EQ). A VF
+ * that could not get its vectors runs every cause on vector 0 (one_vec),
+ * its handlers shared there: the CPUs' vector space is finite (x86: about
+ * 200 per CPU), and 128 VFs bound on one host of one CPU took it all by the
+ * 37th VF, whose probe then failed with -ENOSPC (the soak of issue 33).
+ */
+#define vfw_vf_vec(vf, vec)	((vf)->one_vec ? 0 : (vec))
+#define vfw_vf_irqf(vf)		((vf)->one_vec ? IRQF_SHARED : 0)
 
 struct vfw_vf {
 	struct vfw_eth eth;
@@ -39,6 +50,7 @@ struct vfw_vf {
 	struct work_struct rx_mode_work;
 	struct work_struct mac_work;	/* take on a MAC the PF set */
 	int nvec;			/* MSI-X vectors we got */
+	bool one_vec;			/* every cause on vector 0, handlers shared */
 	/* RDMA (vf_rdma_aux.c) */
 	struct devlink *devlink;	/* enable_rdma */
 	struct mutex aux_lock;		/* rdma_aux, rdma_on, in_reset */

@@ -92,6 +92,7 @@ struct vfw_ib_dev {
 	u32 eq_cons;
 	spinlock_t eq_lock;		/* consumer; IRQ vs. reset */
 	int eq_irq;
+	u32 eq_vec;			/* its MSI-X vector (the aux device's eq_vec) */
 	bool eq_irq_on;
 
 	/* CM events go through an ordered workqueue (never the IRQ) */

@@ -317,7 +317,7 @@ void vfw_ib_eq_enable(struct vfw_ib_dev *dev)
 	wr(dev, VFW_REG_REQ_PDATA_LO, lower_32_bits(dev->eq_pdata_dma));
 	wr(dev, VFW_REG_REQ_PDATA_HI, upper_32_bits(dev->eq_pdata_dma));
 	wr(dev, VFW_REG_REQ_CTRL, VFW_REQ_CTRL_ENABLE | VFW_REQ_CTRL_IRQ_EN |
-	   (VFW_MSIX_VEC_RDMA_EQ << VFW_REQ_CTRL_VEC_SHIFT));
+	   (dev->eq_vec << VFW_REQ_CTRL_VEC_SHIFT));
 	spin_unlock_irqrestore(&dev->eq_lock, flags);
 }
 
@@ -337,8 +337,10 @@ int vfw_ib_eq_init(struct vfw_ib_dev *dev)
 		err = -ENOMEM;
 		goto err_ring;
 	}
-	/* dev->eq_irq: the VF driver's vector VFW_MSIX_VEC_RDMA_EQ */
-	err = request_irq(dev->eq_irq, vfw_ib_eq_irq, 0, "vfwarp_rdma", dev);
+	/* dev->eq_irq: the VF driver's vector eq_vec, shared with the VF's
+	 * other causes when it has one vector (the handler says IRQ_NONE
+	 * when the EQ holds nothing new) */
+	err = request_irq(dev->eq_irq, vfw_ib_eq_irq, IRQF_SHARED, "vfwarp_rdma", dev);
 	if (err)
 		goto err_pdata;
 	dev->eq_irq_on = true;

@@ -310,6 +310,7 @@ static int vfw_ib_probe(struct auxiliary_device *adev,
 	dev->netdev = netdev;
 	dev->bar0 = ad->bar0;
 	dev->eq_irq = ad->eq_irq;
+	dev->eq_vec = ad->eq_vec;
 	spin_lock_init(&dev->db_lock);
 	spin_lock_init(&dev->cm_evt_lock);
 	INIT_LIST_HEAD(&dev->cm_evts);

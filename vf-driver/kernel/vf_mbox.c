@@ -41,6 +41,10 @@ irqreturn_t vfw_vf_mbx_irq(int irq, void *data)
 {
 	struct vfw_vf *vf = data;
 
+	/* on a shared vector (one_vec) the other causes call us too */
+	if (vf->one_vec &&
+	    !(ioread32(vf->eth.bar0 + VFW_REG_MBX_STATUS) & VFW_MBX_STS_REPLY))
+		return IRQ_NONE;
 	complete(&vf->mbx_done);
 	return IRQ_HANDLED;
 }
@@ -48,7 +52,7 @@ irqreturn_t vfw_vf_mbx_irq(int irq, void *data)
 /* Arm the reply interrupt (probe, and after an FLR cleared it). */
 void vfw_vf_mbx_enable(struct vfw_vf *vf)
 {
-	iowrite32(VFW_MBX_CTRL_IRQ_EN | VFW_VF_VEC_MBOX << VFW_MBX_CTRL_VEC_SHIFT,
+	iowrite32(VFW_MBX_CTRL_IRQ_EN | vfw_vf_vec(vf, VFW_VF_VEC_MBOX) << VFW_MBX_CTRL_VEC_SHIFT,
 		  vf->eth.bar0 + VFW_REG_MBX_CTRL);
 }
 

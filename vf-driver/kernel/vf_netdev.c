@@ -193,7 +193,9 @@ static void vfw_vf_mac_work(struct work_struct *work)
 	u32 hi = vfw_eth_rd(&vf->eth, VFW_REG_DP_MAC_HI);
 	u8 mac[ETH_ALEN] = { lo, lo >> 8, lo >> 16, lo >> 24, hi, hi >> 8 };
 
-	if (!is_valid_ether_addr(mac))
+	/* unchanged: the common case when the link handler shares the VF's
+	 * one vector with the rings (one_vec) and runs at every interrupt */
+	if (!is_valid_ether_addr(mac) || ether_addr_equal(netdev->dev_addr, mac))
 		return;
 	rtnl_lock();
 	if (netdev->reg_state == NETREG_REGISTERED &&
@@ -220,12 +222,88 @@ static void vfw_vf_read_mac(struct vfw_eth *eth)
 	}
 }
 
+/*
+ * MSI-X. The device offers VFW_VF_NUM_VEC vectors (2.0: 8; 4 = the RDMA event
+ * queue) and Ethernet needs the first VFW_VF_MIN_VEC. Or one vector for every
+ * cause, the handlers shared on it (one_vec, vfw_vf_vec): with
+ * msix_vectors=1, or when the CPUs' vector space is spent. x86 has about 200
+ * vectors per CPU, and a VF's come out of it when its handlers are requested:
+ * 128 VFs bound on a host of one CPU (the soak of issue 33) took them all by
+ * the 37th VF, whose request_irq failed with -ENOSPC, and the fallback then
+ * found about 20 left for 92 VFs. Such a host loads the module with
+ * msix_vectors=1: 128 vectors in all.
+ */
+static int msix_vectors;
+module_param(msix_vectors, int, 0444);
+MODULE_PARM_DESC(msix_vectors, "MSI-X vectors per VF: 0 = all the VF offers (default), 1 = one shared by every cause (hosts binding many VFs on few CPUs)");
+
+static void vfw_vf_irqs_down(struct vfw_vf *vf)
+{
+	struct pci_dev *pdev = vf->eth.pdev;
+	struct vfw_eth *eth = &vf->eth;
+
+	free_irq(pci_irq_vector(pdev, vfw_vf_vec(vf, VFW_VF_VEC_MBOX)), vf);
+	if (!vf->one_vec)
+		free_irq(pci_irq_vector(pdev, eth->vec_tx), eth);
+	free_irq(pci_irq_vector(pdev, eth->vec_rx), eth);
+	free_irq(pci_irq_vector(pdev, eth->vec_link), vf);
+	pci_free_irq_vectors(pdev);
+}
+
+static int vfw_vf_irqs_up(struct vfw_vf *vf, bool one)
+{
+	struct pci_dev *pdev = vf->eth.pdev;
+	struct vfw_eth *eth = &vf->eth;
+	int err, nvec;
+
+	one = one || msix_vectors == 1;
+	nvec = one ? pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSIX) :
+		     pci_alloc_irq_vectors(pdev, VFW_VF_MIN_VEC, VFW_VF_NUM_VEC, PCI_IRQ_MSIX);
+	if (nvec < 0)
+		return nvec;
+	vf->nvec = nvec;
+	vf->one_vec = one;
+	eth->vec_link = vfw_vf_vec(vf, VFW_VF_VEC_LINK);
+	eth->vec_rx = vfw_vf_vec(vf, VFW_VF_VEC_RX);
+	eth->vec_tx = vfw_vf_vec(vf, VFW_VF_VEC_TX);
+	err = request_irq(pci_irq_vector(pdev, eth->vec_link),
+			  vfw_vf_link_irq, vfw_vf_irqf(vf), "vfwarp_vf-link", vf);
+	if (err)
+		goto err_vec;
+	err = request_irq(pci_irq_vector(pdev, eth->vec_rx),
+			  vfw_eth_ring_irq, vfw_vf_irqf(vf), "vfwarp_vf-rx", eth);
+	if (err)
+		goto err_irq0;
+	/* one_vec: the RX handler serves both rings (one NAPI context) */
+	err = vf->one_vec ? 0 : request_irq(pci_irq_vector(pdev, eth->vec_tx),
+					    vfw_eth_ring_irq, 0, "vfwarp_vf-tx", eth);
+	if (err)
+		goto err_irq1;
+	err = request_irq(pci_irq_vector(pdev, vfw_vf_vec(vf, VFW_VF_VEC_MBOX)),
+			  vfw_vf_mbx_irq, vfw_vf_irqf(vf), "vfwarp_vf-mbox", vf);
+	if (err)
+		goto err_irq2;
+	return 0;
+
+err_irq2:
+	if (!vf->one_vec)
+		free_irq(pci_irq_vector(pdev, eth->vec_tx), eth);
+err_irq1:
+	free_irq(pci_irq_vector(pdev, eth->vec_rx), eth);
+err_irq0:
+	free_irq(pci_irq_vector(pdev, eth->vec_link), vf);
+err_vec:
+	pci_free_irq_vectors(pdev);
+	vf->one_vec = false;
+	return err;
+}
+
 int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 {
 	struct net_device *netdev;
 	struct vfw_eth *eth;
 	struct vfw_vf *vf;
-	int err, nvec;
+	int err;
 
 	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (err)
@@ -242,9 +320,6 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 	eth->pdev = pdev;
 	eth->netdev = netdev;
 	eth->bar0 = bar0;
-	eth->vec_link = VFW_VF_VEC_LINK;
-	eth->vec_rx = VFW_VF_VEC_RX;
-	eth->vec_tx = VFW_VF_VEC_TX;
 	vfw_eth_init(eth);
 	vf->index = index;
 	mutex_init(&vf->mbx_lock);
@@ -253,30 +328,16 @@ int vfw_vf_netdev_probe(struct pci_dev *pdev, void __iomem *bar0, u32 index)
 	INIT_WORK(&vf->mac_work, vfw_vf_mac_work);
 	pci_set_drvdata(pdev, vf);
 
-	/* 2.0: 8 vectors (4 = RDMA event queue); Ethernet needs the first 4 */
-	nvec = pci_alloc_irq_vectors(pdev, VFW_VF_MIN_VEC, VFW_VF_NUM_VEC,
-				     PCI_IRQ_MSIX);
-	if (nvec < 0) {
-		err = nvec;
-		goto err_free;
+	err = vfw_vf_irqs_up(vf, false);
+	if (err == -ENOSPC && !vf->one_vec) {
+		/* the CPUs' vector space is spent (vfw_vf_vec): one for all */
+		err = vfw_vf_irqs_up(vf, true);
+		if (!err)
+			dev_info(&pdev->dev, "no vector space for %d MSI-X vectors: one for every cause\n",
+				 VFW_VF_MIN_VEC);
 	}
-	vf->nvec = nvec;
-	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK),
-			  vfw_vf_link_irq, 0, "vfwarp_vf-link", vf);
 	if (err)
-		goto err_vec;
-	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX),
-			  vfw_eth_ring_irq, 0, "vfwarp_vf-rx", eth);
-	if (err)
-		goto err_irq0;
-	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX),
-			  vfw_eth_ring_irq, 0, "vfwarp_vf-tx", eth);
-	if (err)
-		goto err_irq1;
-	err = request_irq(pci_irq_vector(pdev, VFW_VF_VEC_MBOX),
-			  vfw_vf_mbx_irq, 0, "vfwarp_vf-mbox", vf);
-	if (err)
-		goto err_irq2;
+		goto err_free;
 	vfw_vf_mbx_enable(vf);
 	/* A new driver starts clean; without a PF driver answering, the VF
 	 * still passes traffic, it only cannot change its port. */
@@ -311,16 +372,8 @@ err_unreg:
 	cancel_work_sync(&vf->rx_mode_work);
 err_napi:
 	netif_napi_del(&eth->napi);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_MBOX), vf);
-err_irq2:
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX), eth);
-err_irq1:
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX), eth);
-err_irq0:
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), vf);
+	vfw_vf_irqs_down(vf);
 	cancel_work_sync(&vf->mac_work);
-err_vec:
-	pci_free_irq_vectors(pdev);
 err_free:
 	pci_set_drvdata(pdev, NULL);
 	free_netdev(netdev);
@@ -339,12 +392,8 @@ void vfw_vf_netdev_remove(struct pci_dev *pdev)
 	unregister_netdev(eth->netdev);
 	cancel_work_sync(&vf->rx_mode_work);
 	netif_napi_del(&eth->napi);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_MBOX), vf);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_TX), eth);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_RX), eth);
-	free_irq(pci_irq_vector(pdev, VFW_VF_VEC_LINK), vf);
+	vfw_vf_irqs_down(vf);
 	cancel_work_sync(&vf->mac_work);
-	pci_free_irq_vectors(pdev);
 	pci_clear_master(pdev);
 	pci_set_drvdata(pdev, NULL);
 	free_netdev(eth->netdev);

@@ -60,7 +60,8 @@ static int vfw_vf_rdma_plug(struct vfw_vf *vf)
 	ad->kdb = vf->rdma_kdb;
 	ad->db_phys = pci_resource_start(pdev, VFW_DB_BAR);
 	ad->db_len = pci_resource_len(pdev, VFW_DB_BAR);
-	ad->eq_irq = pci_irq_vector(pdev, VFW_MSIX_VEC_RDMA_EQ);
+	ad->eq_vec = vfw_vf_vec(vf, VFW_MSIX_VEC_RDMA_EQ);
+	ad->eq_irq = pci_irq_vector(pdev, ad->eq_vec);
 	ad->vf_index = vf->index;
 	ad->adev.name = VFW_RDMA_AUX_NAME;
 	ad->adev.id = vf->rdma_id;
@@ -181,7 +182,7 @@ int vfw_vf_rdma_probe(struct vfw_vf *vf)
 	caps = ioread32(vf->eth.bar0 + VFW_REG_RDMA_CAPS);
 	if (!(caps & VFW_RDMA_CAP_IWARP))
 		dev_info(&pdev->dev, "no iWARP engine (RDMA caps 0x%x)\n", caps);
-	else if (vf->nvec <= VFW_MSIX_VEC_RDMA_EQ)
+	else if (!vf->one_vec && vf->nvec <= VFW_MSIX_VEC_RDMA_EQ)
 		dev_warn(&pdev->dev, "%d MSI-X vectors: none for the RDMA event queue\n",
 			 vf->nvec);
 	else if (pci_resource_len(pdev, VFW_DB_BAR) < VFW_DB_PAGE_SIZE)

@@ -32,7 +32,9 @@ struct vfw_rdma_aux_dev {
 	void __iomem *kdb;		/* BAR4 doorbell page 0 (kernel QPs/CQs) */
 	phys_addr_t db_phys;		/* BAR4: user doorbell pages by address */
 	resource_size_t db_len;
-	int eq_irq;			/* IRQ of MSI-X vector VFW_MSIX_VEC_RDMA_EQ */
+	int eq_irq;			/* IRQ of MSI-X vector eq_vec */
+	u32 eq_vec;			/* VFW_MSIX_VEC_RDMA_EQ, or 0 when the VF has one
+					 * vector for all: the IRQ is then shared */
 	u32 vf_index;
 };
 
