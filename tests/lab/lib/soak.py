@@ -37,6 +37,7 @@ from pathlib import Path
 
 from .pf import MODS, PF_ID, VF_UNLOAD, no_vfwarp_modules, require_modules, vf_load
 from .pf import VF_KOS
+from .verbs import RES_KINDS
 
 TOOL = "/mnt/vfwarp/tools/vfw_soak"
 PORT = 7480
@@ -57,7 +58,6 @@ RSS_TOLERANCE_KIB = 16 * 1024
 # every connection up within this (384 took about 5 minutes on a loaded machine)
 WARMUP_MAX = 900
 SPLAT = re.compile(r"WARNING:|BUG:|Oops|Call Trace|general protection|list_del corruption")
-RES_KINDS = ("pd", "cq", "qp", "mr", "cm_id", "ctx")
 
 
 def vf_addr(host, i):
