@@ -38,6 +38,7 @@ from pathlib import Path
 from .pf import MODS, PF_ID, VF_UNLOAD, no_vfwarp_modules, require_modules, vf_load
 from .pf import VF_KOS
 from .verbs import RES_KINDS
+from .vf import MODULES_UP
 
 TOOL = "/mnt/vfwarp/tools/vfw_soak"
 PORT = 7480
@@ -67,16 +68,7 @@ def vf_addr(host, i):
 
 
 SETUP = r"""
-set -eu
-PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
-D=/sys/bus/pci/devices/$PF
-dmesg -C
-modprobe -a ib_core iw_cm ib_uverbs rdma_cm rdma_ucm
-if [ -x /mnt/vfwarp/rdma-core/install.sh ]; then /mnt/vfwarp/rdma-core/install.sh; fi
-insmod %(mods)s/vfwarp_pf.ko
-%(vf_load)s
-echo %(n)d > $D/sriov_numvfs
-udevadm settle -t 600 || true
+set -eu""" + MODULES_UP + r"""udevadm settle -t 600 || true
 # the namespaces and the moves in one `ip -batch`, each namespace's own
 # settings in one more: 6 processes per VF took 166 s for 32 + 8 VFs
 B=/tmp/vfsetup.batch

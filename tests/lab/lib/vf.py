@@ -17,9 +17,10 @@ def addr(host, vf):
     return f"10.77.0.{int(host[1:]) * 10 + vf + 1}"
 
 
-SETUP = r"""
-set -eu
-H=%(h)d
+# The PF's modules, the RDMA core and the provider loaded, N VFs created
+# (%(pf)s %(mods)s %(vf_load)s %(n)d); $D is the PF's sysfs directory.
+# Shared by SETUP below and lib/soak.py's.
+MODULES_UP = r"""
 PF=$(lspci -D -n -d %(pf)s | awk 'NR==1{print $1}')
 D=/sys/bus/pci/devices/$PF
 dmesg -C
@@ -30,7 +31,11 @@ if [ -x /mnt/vfwarp/rdma-core/install.sh ]; then /mnt/vfwarp/rdma-core/install.s
 insmod %(mods)s/vfwarp_pf.ko
 %(vf_load)s
 echo %(n)d > $D/sriov_numvfs
-udevadm settle -t 20 || true   # netdevs get their final names first
+"""
+
+SETUP = r"""
+set -eu
+H=%(h)d""" + MODULES_UP + r"""udevadm settle -t 20 || true   # netdevs get their final names first
 for i in $(seq 0 $((%(n)d - 1))); do
   vf=$(basename $(readlink $D/virtfn$i))
   for t in $(seq 100); do [ -d /sys/bus/pci/devices/$vf/net ] && break; sleep 0.1; done
